@@ -1,0 +1,32 @@
+# Two commands on a fresh machine (Python 3.11 + package registries):
+#   make demo   creates .venv/ and runs `mtnlg demo` on the embedded sample corpus
+#   make test   creates .venv/ and runs the test suite
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_DIR ?= demo_run
+PYTEST_ARGS ?=
+
+.PHONY: demo test venv clean
+
+venv: $(STAMP)
+
+# torch first, pinned: on a CPU machine a bare `torch` requirement would pull a multi-GB CUDA
+# build; 2.13.0 resolves to the CPU wheel here. Where torch is already importable (GPU
+# machines, with --system-site-packages) we keep it.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "torch==2.13.0"
+	$(BIN)/python -m pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/mtnlg demo --workdir $(DEMO_DIR)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) $(DEMO_DIR)

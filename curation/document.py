@@ -1,0 +1,97 @@
+"""The one document record used everywhere, and the records for what leaves the pipeline.
+
+Every document read ends in exactly one of three places, and the run's accounting
+(``run.json``) proves it: kept (a ``Document`` that reaches the shards), removed (a
+``Removal`` with the stage and reason), or dead-lettered (a ``DeadLetter`` with the error and
+the input location).  Records are plain dataclasses so they pickle for any Beam runner.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+# Stage names in pipeline order. The dashboard's funnel and the stats tables use these strings.
+STAGES = (
+    "read",
+    "language",
+    "heuristics",
+    "quality",
+    "exact_dedup",
+    "fuzzy_dedup",
+    "decontamination",
+    "tokenize",
+)
+
+
+@dataclass
+class Document:
+    """A document with a stable id and its source.
+
+    ``id`` is stable across reruns: ``<source>/<file name>/<offset or record number>``.
+    Scores are stored on the document once computed ("score once, decide in config").
+    """
+
+    id: str
+    source: str
+    text: str
+    url: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    lang: str | None = None
+    lang_score: float | None = None
+    quality_score: float | None = None
+    tokens: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> "Document":
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in row.items() if k in names})
+
+
+@dataclass
+class Removal:
+    """A document removed by policy: which stage, why, and the document itself."""
+
+    doc: Document
+    stage: str
+    reason: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise ValueError(f"unknown stage {self.stage!r}; expected one of {STAGES}")
+
+
+@dataclass
+class DeadLetter:
+    """Input that could not be parsed into a document: the error and where it was."""
+
+    source: str
+    location: str  # "<file path>:<byte offset or line/record number>"
+    error: str
+    raw: str = ""  # a truncated, printable excerpt of the offending input
+
+    MAX_RAW = 2000
+
+    def __post_init__(self) -> None:
+        if len(self.raw) > self.MAX_RAW:
+            self.raw = self.raw[: self.MAX_RAW]
+
+
+@dataclass(frozen=True)
+class FilterResult:
+    """A filter's verdict: keep, or drop with a reason (a short snake_case string)."""
+
+    keep: bool
+    reason: str | None = None
+
+    @staticmethod
+    def kept() -> "FilterResult":
+        return FilterResult(True, None)
+
+    @staticmethod
+    def drop(reason: str) -> "FilterResult":
+        return FilterResult(False, reason)

@@ -1,0 +1,54 @@
+"""`mtnlg`: one console script, one subcommand per job.
+
+Each subcommand is a thin dispatch to the module that owns it, so every job is also reachable
+as ``python -m <package>.<module>`` with the same arguments (DESIGN.md, "Contracts").
+Imports are lazy: ``mtnlg --help`` must not pay for importing Beam or torch.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+# subcommand -> (module, function taking argv, one-line help)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "sample-data": ("mtnlg.sample_data", "main", "write the embedded sample corpus in the real raw formats"),
+    "curate": ("pipelines.curate", "run", "run the Beam curation job: read, clean, filter, dedup, decontaminate, tokenize, shard"),
+    "blend": ("blending.cli", "main", "join a blend spec with curated runs into a training manifest"),
+    "train": ("training.launch", "main", "train the bundled GPT from a blend manifest (torchrun, dp x pp x tp)"),
+    "dashboard": ("mtnlg.dashboard", "main", "render a self-contained HTML dashboard of one or two runs"),
+    "demo": ("mtnlg.demo", "main", "all of the above on the embedded sample corpus, end to end"),
+}
+
+
+def _usage() -> str:
+    width = max(len(name) for name in COMMANDS)
+    lines = [
+        "usage: mtnlg <command> [options]",
+        "",
+        "The MT-NLG 530B data system: curation on Apache Beam, Megatron-compatible shards,",
+        "blend manifests and a 3D-parallel PyTorch trainer.",
+        "",
+        "commands:",
+    ]
+    lines += [f"  {name.ljust(width)}  {help_}" for name, (_, _, help_) in COMMANDS.items()]
+    lines += ["", "Run `mtnlg <command> --help` for a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help", "help"):
+        print(_usage())
+        return 0
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(f"mtnlg: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module_name, func_name, _ = COMMANDS[command]
+    func = getattr(importlib.import_module(module_name), func_name)
+    result = func(rest)
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
