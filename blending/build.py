@@ -1,0 +1,139 @@
+"""Building a manifest: find each blend source's shards in curated RUN directories.
+
+``blending.manifest.build_manifest`` is the public entry point; this module holds the RUN
+discovery (run.json tokenizer, shard folders matched to sources) and the epoch arithmetic.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import logging
+import os
+import re
+from typing import Any
+
+from blending.indexed_dataset import (IndexedDataset, IndexedDatasetError, bin_path,
+                                      file_sha256, idx_path)
+from blending.manifest import (Manifest, ManifestError, ShardEntry, SourceEntry, TokenizerInfo,
+                               write_manifest)
+from blending.spec import BlendSpec, SourceSpec
+
+log = logging.getLogger(__name__)
+
+
+def _norm(name: str) -> str:
+    """Folder names differ in case and punctuation across tools: compare alphanumerics only."""
+    return re.sub(r"[^0-9a-z]", "", name.lower())
+
+
+def _read_run_json(run: str) -> dict[str, Any]:
+    path = os.path.join(run, "run.json")
+    if not os.path.isfile(path):
+        raise ManifestError(f"run {run!r} has no run.json; is it a finished `mtnlg curate` output?")
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    tok = data.get("tokenizer")
+    if not isinstance(tok, dict) or not {"sha256", "vocab_size", "eod_id"} <= set(tok):
+        raise ManifestError(f"{path}: 'tokenizer' must have path, sha256, vocab_size, eod_id")
+    return data
+
+
+def _resolve_tokenizer_path(path: str, run: str) -> str:
+    if os.path.isabs(path):
+        return path
+    for base in (run, os.getcwd()):
+        candidate = os.path.abspath(os.path.join(base, path))
+        if os.path.exists(candidate):
+            return candidate
+    return path  # not found: keep as recorded; the sha256 is what identifies it
+
+
+def _source_dirs(run: str) -> dict[str, list[str]]:
+    """normalized folder name → shard folders in ``run/shards``."""
+    out: dict[str, list[str]] = {}
+    for d in sorted(glob.glob(os.path.join(glob.escape(run), "shards", "*"))):
+        if os.path.isdir(d):
+            out.setdefault(_norm(os.path.basename(d)), []).append(d)
+    return out
+
+
+def _shard_entry(prefix: str) -> ShardEntry:
+    try:
+        ds = IndexedDataset(prefix)
+    except IndexedDatasetError as e:
+        raise ManifestError(f"shard {prefix!r} is unreadable: {e}") from None
+    return ShardEntry(os.path.abspath(prefix), ds.documents, int(ds.num_tokens),
+                      file_sha256(bin_path(prefix)), file_sha256(idx_path(prefix)))
+
+
+def _keys(s: SourceSpec) -> set[str]:
+    return {_norm(n) for n in (s.name, s.display_name, *s.aliases) if n}
+
+
+def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
+                   epoch_cap: float | None = None) -> Manifest:
+    """See ``blending.manifest.build_manifest``."""
+    if not run_dirs:
+        raise ManifestError("at least one --run directory is needed")
+    cap = spec.epoch_cap if epoch_cap is None else float(epoch_cap)
+    tokenizer: TokenizerInfo | None = None
+    dirs_per_run = []
+    for run in run_dirs:
+        tok = _read_run_json(run)["tokenizer"]
+        info = TokenizerInfo(_resolve_tokenizer_path(str(tok.get("path", "")), run),
+                             str(tok["sha256"]), int(tok["vocab_size"]), int(tok["eod_id"]))
+        if tokenizer is None:
+            tokenizer, first = info, run
+        else:
+            for f in ("sha256", "vocab_size", "eod_id"):
+                if getattr(info, f) != getattr(tokenizer, f):
+                    raise ManifestError(
+                        f"tokenizer mismatch: run {run!r} has tokenizer.{f}={getattr(info, f)!r}"
+                        f" but run {first!r} has {getattr(tokenizer, f)!r}; shards from "
+                        "different tokenizers cannot be blended")
+        dirs_per_run.append(_source_dirs(run))
+    assert tokenizer is not None
+
+    warnings: list[str] = []
+    used: set[str] = set()
+    sources = []
+    for s in spec.sources:
+        keys = _keys(s)
+        prefixes = []
+        for dirs in dirs_per_run:
+            for key in sorted(keys & set(dirs)):
+                used.add(key)
+                for d in dirs[key]:
+                    prefixes += [p[:-4] for p in sorted(glob.glob(os.path.join(glob.escape(d),
+                                                                               "*.idx")))]
+        if not prefixes and s.weight > 0:
+            raise ManifestError(f"source {s.name!r} (weight {s.weight}) has no shards: looked for "
+                                f"shards/<{'|'.join(sorted({s.name, s.label, *s.aliases}))}>/*.idx "
+                                f"in {', '.join(map(repr, run_dirs))}")
+        shards = tuple(_shard_entry(p) for p in prefixes)
+        available = sum(sh.tokens for sh in shards)
+        target = s.weight * spec.train_tokens
+        if available == 0 and s.weight > 0:
+            raise ManifestError(f"source {s.name!r} has weight {s.weight} but its shards hold "
+                                "no tokens")
+        epochs = target / available if available else 0.0
+        if epochs > cap:
+            warnings.append(f"source {s.name!r} would be repeated {epochs:.2f} epochs "
+                            f"(> epoch cap {cap:g}): {target:.0f} target tokens, "
+                            f"{available} available")
+        sources.append(SourceEntry(s.name, s.label, s.family, s.weight, target, available,
+                                   sum(sh.documents for sh in shards), epochs, shards))
+    for dirs in dirs_per_run:
+        for key in sorted(set(dirs) - used):
+            warnings.append(f"shard folder {dirs[key][0]!r} matches no source in blend "
+                            f"{spec.name!r} and is not used")
+    for w in warnings:  # also in manifest.warnings, which `mtnlg blend` prints
+        log.info("warning: %s", w)
+    manifest = Manifest(
+        blend_name=spec.name, train_tokens=spec.train_tokens, epoch_cap=cap,
+        tokenizer=tokenizer, sources=tuple(sources), dataset_tokens=spec.dataset_tokens,
+        spec_path=os.path.abspath(spec.path) if spec.path else None,
+        runs=tuple(os.path.abspath(r) for r in run_dirs), warnings=tuple(warnings),
+        path=os.path.abspath(output))
+    write_manifest(manifest, output)
+    return manifest

