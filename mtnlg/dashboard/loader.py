@@ -1,0 +1,148 @@
+"""Load one RUN directory (docs/run-layout.md) into the JSON-able aggregates the page shows.
+
+``load_run`` never raises on missing or damaged parts of a run: each panel's data is None when
+its input is absent, and ``notes`` says why, so the page can print "not available in this run".
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import aggregates as agg
+from . import samples
+
+# Columns the dashboard reads from stats/documents.parquet (text is never there).
+DOC_COLUMNS = ("source", "outcome", "stage", "reason", "chars", "words", "lang", "quality_score", "tokens")
+# run.json fields shown verbatim in the run-health panel.
+META_FIELDS = ("format_version", "runner", "started_at", "finished_at", "wall_seconds", "config_path",
+               "accounting_ok", "totals", "tokenizer", "pipeline_options", "config")
+
+
+def _read_json(path: Path, notes: list[str]) -> dict[str, Any] | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        notes.append(f"{path.name} is missing")
+    except (OSError, ValueError) as err:
+        notes.append(f"could not read {path.name}: {type(err).__name__}: {err}")
+    return None
+
+
+def _read_parquet(path: Path, columns: tuple[str, ...] | None, notes: list[str]) -> pa.Table | None:
+    if not path.exists():
+        notes.append(f"stats/{path.name} is missing")
+        return None
+    try:
+        names = pq.read_schema(path).names
+        return pq.read_table(path, columns=[c for c in columns if c in names] if columns else None)
+    except (OSError, ValueError, pa.ArrowException) as err:
+        notes.append(f"could not read stats/{path.name}: {type(err).__name__}: {err}")
+        return None
+
+
+def _require(table: pa.Table | None, name: str, columns: tuple[str, ...], notes: list[str]) -> pa.Table | None:
+    """The table, or None (with a note) when it lacks a column the contract promises."""
+    missing = [c for c in columns if table is not None and c not in table.column_names]
+    if missing:
+        notes.append(f"stats/{name} lacks column(s) {', '.join(missing)}; ignored")
+        return None
+    return table
+
+
+def _source_order(run: dict[str, Any], counts: list[dict[str, Any]]) -> list[str]:
+    """Sources in run.json order (the config's order), then any others the stats mention."""
+    names = list((run.get("sources") or {}).keys())
+    names += sorted({r["source"] for r in counts if r.get("source") is not None} - set(names))
+    return names
+
+
+def load_run(run_dir: str | Path, label: str | None = None) -> dict[str, Any]:
+    """All aggregates for one run, as plain JSON-able data."""
+    run_dir = Path(run_dir)
+    notes: list[str] = []
+    run = _read_json(run_dir / "run.json", notes) or {}
+    documents = _read_parquet(run_dir / "stats" / "documents.parquet", DOC_COLUMNS, notes)
+    counts_table = _read_parquet(run_dir / "stats" / "counts.parquet", None, notes)
+    documents = _require(documents, "documents.parquet", ("source", "outcome", "stage"), notes)
+    counts_table = _require(counts_table, "counts.parquet", ("source", "stage", "outcome", "documents"), notes)
+
+    # The funnel comes from counts.parquet (the contract's aggregate); the fallbacks keep the
+    # page useful for a run whose stats were not written, and the note says which was used.
+    if counts_table is not None:
+        counts, counts_from = counts_table.to_pylist(), "stats/counts.parquet"
+    elif documents is not None:
+        counts, counts_from = agg.counts_from_documents(documents), "stats/documents.parquet"
+    elif run.get("sources"):
+        counts, counts_from = agg.counts_from_run_json(run), "run.json (coarse)"
+    else:
+        counts, counts_from = [], None
+    sources = _source_order(run, counts)
+
+    tokens = {s: (run.get("sources") or {}).get(s, {}).get("tokens") for s in sources}
+    if documents is not None and any(v is None for v in tokens.values()):
+        from_docs = agg.kept_tokens(documents) or {}
+        tokens = {s: v if v is not None else from_docs.get(s) for s, v in tokens.items()}
+    if all(v is None for v in tokens.values()):
+        tokens = None
+
+    dead_count = (run.get("totals") or {}).get("dead_lettered")
+    if dead_count is None and counts:
+        dead_count = sum(int(r["documents"]) for r in counts if r.get("outcome") == "dead_letter")
+
+    funnel = agg.funnel(counts, sources) if counts else None
+    has_docs = documents is not None
+    hists = {}
+    if not has_docs and (run_dir / "stats" / "histograms.parquet").exists():
+        table = _read_parquet(run_dir / "stats" / "histograms.parquet", None, notes)
+        hists = agg.histograms_from_table(table.to_pylist()) if table is not None else {}
+    return {
+        "label": label or run_dir.name,
+        "path": str(run_dir),
+        "meta": {k: run[k] for k in META_FIELDS if k in run},
+        "sources": sources,
+        "counts_from": counts_from,
+        "funnel": funnel,
+        "reasons": agg.reasons(counts) if counts else None,
+        "tokens": tokens,
+        "kept": {s: funnel[s][-1]["out"] for s in sources} if funnel else {},
+        "quality": agg.histograms(documents, "quality_score", agg.QUALITY_EDGES) if has_docs else hists.get("quality"),
+        "length_chars": agg.histograms(documents, "chars", agg.LENGTH_EDGES) if has_docs else hists.get("length_chars"),
+        "length_words": agg.histograms(documents, "words", agg.LENGTH_EDGES) if has_docs else hists.get("length_words"),
+        "languages": agg.languages(documents) if has_docs else None,
+        "dead_letters": {"count": dead_count, "samples": samples.dead_letter_samples(run_dir, notes)},
+        "removed_samples": samples.removed_samples(run_dir, notes),
+        "kept_samples": samples.kept_samples(run_dir, notes),
+        "dedup": samples.dedup_summary(run_dir, notes),
+        "notes": notes,
+    }
+
+
+def load_manifest(path: str | Path) -> dict[str, Any]:
+    """Per-source target weight, available tokens and epochs from a blend manifest.
+
+    Accepts ``sources`` as a mapping name -> fields or a list of objects with a ``name``; the
+    field names tried cover the manifest contract (weight, available tokens, epochs).
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    raw = data.get("sources") or {}
+    if isinstance(raw, list):
+        raw = {str(item.get("name") or item.get("source")): item for item in raw}
+    out = {}
+    for name, info in raw.items():
+        info = info if isinstance(info, dict) else {}
+        out[name] = {
+            "weight": _first(info, "weight", "target_weight", "share"),
+            "available_tokens": _first(info, "available_tokens", "tokens"),
+            "epochs": _first(info, "epochs"),
+            "target_tokens": _first(info, "target_tokens", "sampled_tokens", "train_tokens"),
+        }
+    return {"path": str(path), "format_version": data.get("format_version"), "sources": out,
+            "totals": data.get("totals")}
+
+
+def _first(info: dict[str, Any], *keys: str) -> Any:
+    return next((info[k] for k in keys if info.get(k) is not None), None)

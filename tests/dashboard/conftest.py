@@ -1,0 +1,123 @@
+"""A fake RUN directory laid out per docs/run-layout.md, small enough to build in milliseconds."""
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+PLANTED = ("<script>alert(1)</script> and <img src=x onerror=alert(1)> then </script>"
+           "<!-- and a comment opener")
+SOURCES = ("Books3", "CC-2020-50", "Wikipedia")
+# (stage, reason) picked for removed documents; dead letters are outcome dead_letter at read.
+REMOVALS = (("language", "not_english"), ("heuristics", "too_few_words"), ("quality", "low_quality"),
+            ("exact_dedup", "duplicate"), ("fuzzy_dedup", "near_duplicate"),
+            ("decontamination", "eval_overlap"))
+
+
+def _write_jsonl_gz(path: Path, records: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        for rec in records:
+            fh.write(json.dumps(rec) + "\n")
+
+
+def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 100,
+             with_quality: bool = True) -> Path:
+    """Write run.json, stats/*.parquet, removed/, dead_letter/, documents/ and dedup/."""
+    rng = random.Random(seed)
+    run = root / name
+    rows, removed, dead = [], [], []
+    for src in SOURCES:
+        for i in range(n_per_source):
+            doc_id = f"{src}/part-0.jsonl/{i}"
+            words = rng.randint(1, 3000)
+            row = {"id": doc_id, "source": src, "outcome": "kept", "stage": "tokenize", "reason": None,
+                   "chars": words * 6, "words": words, "lang": rng.choice(["en", "en", "en", "de", "fr"]),
+                   "lang_score": 0.9, "quality_score": rng.random() if with_quality else None,
+                   "tokens": words + 1}
+            roll = rng.random()
+            if roll < 0.05:
+                row.update(outcome="dead_letter", stage="read", reason="unparseable", chars=0, words=0,
+                           lang=None, lang_score=None, quality_score=None, tokens=None)
+                dead.append({"source": src, "location": f"raw/{src}.jsonl:{i}",
+                             "error": "JSONDecodeError: Expecting value <marquee>x</marquee>", "raw": "{oops " + PLANTED})
+            elif roll < 0.45:
+                stage, reason = REMOVALS[rng.randrange(len(REMOVALS))]
+                row.update(outcome="removed", stage=stage, reason=reason, tokens=None)
+                if stage == "language":
+                    row.update(quality_score=None)
+                removed.append({"id": doc_id, "source": src, "stage": stage, "reason": reason,
+                                "detail": {"score": 0.1}, "text": f"removed text {i}"})
+            rows.append(row)
+    # The planted document: markup in the text, a reason and a source field.
+    removed.insert(0, {"id": "Books3/evil/0", "source": "Books3", "stage": "heuristics",
+                       "reason": "too_few_words", "detail": {"note": PLANTED}, "text": PLANTED})
+
+    schema = pa.schema([("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()),
+                        ("stage", pa.string()), ("reason", pa.string()), ("chars", pa.int64()),
+                        ("words", pa.int64()), ("lang", pa.string()), ("lang_score", pa.float64()),
+                        ("quality_score", pa.float64()), ("tokens", pa.int64())])
+    (run / "stats").mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), run / "stats" / "documents.parquet")
+    counts = Counter((r["source"], r["stage"], r["outcome"], r["reason"]) for r in rows)
+    pq.write_table(pa.Table.from_pylist(
+        [{"source": s, "stage": st, "outcome": o, "reason": rs, "documents": n}
+         for (s, st, o, rs), n in sorted(counts.items(), key=str)]), run / "stats" / "counts.parquet")
+
+    for stage in {r["stage"] for r in removed}:
+        _write_jsonl_gz(run / "removed" / stage / "part-00000.jsonl.gz",
+                        [r for r in removed if r["stage"] == stage])
+    _write_jsonl_gz(run / "dead_letter" / "part-00000.jsonl.gz", dead)
+    for src in SOURCES:
+        kept = [r for r in rows if r["source"] == src and r["outcome"] == "kept"][:5]
+        docs = [{"id": r["id"], "source": src, "text": f"kept text of {r['id']}", "url": None, "meta": "{}",
+                 "lang": r["lang"], "lang_score": 0.9, "quality_score": r["quality_score"],
+                 "tokens": r["tokens"]} for r in kept]
+        (run / "documents" / src).mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(docs), run / "documents" / src / "part-00000.parquet")
+    (run / "dedup").mkdir()
+    pq.write_table(pa.Table.from_pylist(
+        [{"cluster_id": c, "id": f"d{c}-{k}", "source": SOURCES[k % 3], "kept": k == 0}
+         for c in range(4) for k in range(c + 2)]), run / "dedup" / "fuzzy.parquet")
+
+    per_source = {}
+    for src in SOURCES:
+        mine = [r for r in rows if r["source"] == src]
+        rem = Counter(f"{r['stage']}/{r['reason']}" for r in mine if r["outcome"] == "removed")
+        per_source[src] = {
+            "read": len(mine), "kept": sum(r["outcome"] == "kept" for r in mine),
+            "dead_lettered": sum(r["outcome"] == "dead_letter" for r in mine), "removed": dict(rem),
+            "tokens": sum(r["tokens"] or 0 for r in mine if r["outcome"] == "kept"),
+            "shards": [f"shards/{src}/{src}_00000"]}
+    totals = {k: sum(v[k] for v in per_source.values()) for k in ("read", "kept", "dead_lettered", "tokens")}
+    totals["removed"] = sum(sum(v["removed"].values()) for v in per_source.values())
+    meta = {"format_version": 1, "config": {"quality": {"threshold": 0.5}}, "config_path": "cfg.yaml",
+            "runner": "FnApiRunner", "pipeline_options": {"direct_num_workers": 2, "note": PLANTED},
+            "started_at": "2024-01-01T00:00:00Z", "finished_at": "2024-01-01T00:00:12Z",
+            "wall_seconds": 12.5, "tokenizer": {"path": "tok.json", "vocab_size": 50257, "eod_id": 50256},
+            "sources": per_source, "totals": totals, "accounting_ok": True}
+    (run / "run.json").write_text(json.dumps(meta, indent=2))
+    return run
+
+
+@pytest.fixture
+def fake_run(tmp_path: Path) -> Path:
+    return make_run(tmp_path, "run-a", seed=1)
+
+
+@pytest.fixture
+def fake_run_b(tmp_path: Path) -> Path:
+    return make_run(tmp_path, "run-b", seed=2, n_per_source=120)
+
+
+@pytest.fixture
+def fake():
+    """The builder and the planted values, for tests (a fixture, so no test imports conftest)."""
+    from types import SimpleNamespace
+    return SimpleNamespace(make_run=make_run, PLANTED=PLANTED, SOURCES=SOURCES)
