@@ -1,0 +1,26 @@
+"""The `mtnlg` console script: subcommand dispatch and help."""
+import subprocess
+import sys
+
+from mtnlg import cli
+
+
+def test_help_lists_every_command(capsys):
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for name in ("sample-data", "curate", "blend", "train", "dashboard", "demo"):
+        assert name in out
+
+
+def test_unknown_command_exits_2(capsys):
+    assert cli.main(["frobnicate"]) == 2
+    assert "unknown command 'frobnicate'" in capsys.readouterr().err
+
+
+def test_every_command_has_help():
+    # Each subcommand's own --help must work without running anything (argparse exits 0).
+    for name in cli.COMMANDS:
+        proc = subprocess.run([sys.executable, "-m", "mtnlg.cli", name, "--help"],
+                              capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, (name, proc.stderr[-2000:])
+        assert "usage" in proc.stdout.lower(), name
