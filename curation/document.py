@@ -28,7 +28,10 @@ STAGES = (
 class Document:
     """A document with a stable id and its source.
 
-    ``id`` is stable across reruns: ``<source>/<file name>/<offset or record number>``.
+    ``id`` is stable across reruns: ``<source>/<file base name>:<line>`` for JSON Lines (0-based
+    line of the decompressed stream), ``<source>/<file base name>#<k>`` for WARC (k = 0-based
+    index among all records of the file) and ``<source>/<file base name>`` for one-file documents.
+    ``source`` is a slug from ``curation.sources`` (``books3``, ``cc_2020_50``, ...).
     Scores are stored on the document once computed ("score once, decide in config").
     """
 

