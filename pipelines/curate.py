@@ -1,0 +1,185 @@
+"""The curate job: raw sources -> cleaned, deduplicated, decontaminated token shards + stats.
+
+read -> normalize -> language id -> heuristics -> exact dedup -> fuzzy dedup (all sources
+jointly) -> decontaminate -> tokenize -> shards, with every removal and dead letter written and
+counted, and ``run.json`` (accounting per source) written after the pipeline finishes.
+The output layout is docs/run-layout.md.
+
+Local (FnApiRunner, one worker process per core unless told otherwise)::
+
+    python -m pipelines.curate --config data_manifests/sources/demo.yaml \\
+        --input-root /tmp/sample --output /tmp/run [--direct_num_workers=2]
+
+On a cluster, any Beam runner and its usual options::
+
+    python -m pipelines.curate --config data_manifests/sources/mtnlg.yaml \\
+        --output gs://BUCKET/runs/mtnlg --runner DataflowRunner --project P \\
+        --region us-central1 --temp_location gs://BUCKET/tmp --setup_file ./setup.py
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import logging
+import os
+import shutil
+import sys
+import time
+
+import apache_beam as beam
+import pyarrow as pa
+from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
+
+from pipelines.common import DEAD_LETTER
+from pipelines.config import ConfigError, CurateConfig, load_config
+from pipelines.decontaminate import Decontaminate
+from pipelines.dedup import ExactDedup
+from pipelines.filters import HeuristicsFn, LanguageFn, Normalize
+from pipelines.common import ApplyFilter
+from pipelines.fuzzy import FuzzyDedup
+from pipelines.read import ReadInputs
+from pipelines import report
+from pipelines.sinks import WriteDeadLetters, WriteGroups, WriteRemoved, WriteShards, is_remote, join
+from pipelines.stats import ReadCounts, StatsRows, WriteStats
+from pipelines.tokenize import Tokenize
+
+SHARD_SCHEMA = pa.schema([
+    ("source", pa.string()), ("shard", pa.int64()), ("prefix", pa.string()),
+    ("documents", pa.int64()), ("tokens", pa.int64()), ("bin_sha256", pa.string()),
+    ("idx_sha256", pa.string()),
+])
+RUN_OUTPUTS = ("run.json", "documents", "shards", "removed", "dead_letter", "dedup", "stats")
+
+
+def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) -> None:
+    """Add every stage of the curate job to pipeline ``p``."""
+    from blending.indexed_dataset import dtype_for_vocab
+
+    reads = [p | f"Read[{i}:{spec.reader}:{spec.source or 'pile'}]" >> ReadInputs(spec)
+             for i, spec in enumerate(cfg.inputs)]
+    read = {k: [r[k] for r in reads] | f"All_{k}" >> beam.Flatten()
+            for k in ("docs", "removed", DEAD_LETTER)}
+    _ = read | "ReadCounts" >> ReadCounts(run_dir)
+    removed, groups = [read["removed"]], []
+
+    docs = read["docs"] | "Normalize" >> Normalize()
+    out = docs | "Language" >> ApplyFilter(LanguageFn(cfg.language))
+    removed.append(out["removed"])
+    out = out["kept"] | "Heuristics" >> ApplyFilter(HeuristicsFn(cfg.heuristics))
+    removed.append(out["removed"])
+    docs = out["kept"]
+    if cfg.dedup.exact:
+        out = docs | "ExactDedup" >> ExactDedup(cfg.priority)
+        removed.append(out["removed"])
+        groups.append(out["groups"])
+        docs = out["kept"]
+    if cfg.dedup.fuzzy.enabled:
+        out = docs | "FuzzyDedup" >> FuzzyDedup(cfg.dedup.fuzzy, cfg.priority)
+        removed.append(out["removed"])
+        groups.append(out["groups"])
+        docs = out["kept"]
+    if cfg.decontamination.enabled and cfg.decontamination.tasks:
+        out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks,
+                                                      cfg.decontamination.rule)
+        removed.append(out["removed"])
+        docs = out["kept"]
+    tok = cfg.tokenizer
+    out = docs | "Tokenize" >> Tokenize(tok.path, tok.min_tokens, tok.batch_size)
+    removed.append(out["removed"])
+    tokenized = out["kept"]
+
+    dtype = dtype_for_vocab(vocab_size).name
+    shards = tokenized | "Shards" >> WriteShards(run_dir, cfg.shards.max_tokens_per_shard, dtype)
+    _ = shards | "ShardTable" >> beam.io.WriteToParquet(
+        join(run_dir, "stats", "shards.parquet"), SHARD_SCHEMA, num_shards=1, shard_name_template="")
+    all_removed = removed | "AllRemoved" >> beam.Flatten()
+    _ = all_removed | "WriteRemoved" >> WriteRemoved(run_dir, cfg.removed_sample)
+    _ = read[DEAD_LETTER] | "WriteDeadLetters" >> WriteDeadLetters(run_dir)
+    if groups:
+        _ = groups | "AllGroups" >> beam.Flatten() | "WriteGroups" >> WriteGroups(run_dir)
+    rows = ({"kept": tokenized, "removed": all_removed, "dead_letter": read[DEAD_LETTER]}
+            | "StatsRows" >> StatsRows())
+    _ = rows | "Stats" >> WriteStats(run_dir)
+
+
+def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    p = argparse.ArgumentParser(prog="mtnlg curate", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", required=True, help="source config YAML (data_manifests/sources/)")
+    p.add_argument("--output", required=True, help="RUN directory (local path or gs://...)")
+    p.add_argument("--input-root", default=None,
+                   help="root of relative input paths (default: the config's input_root, else its folder)")
+    return p.parse_known_args(argv)
+
+
+def pipeline_options(beam_args: list[str]) -> PipelineOptions:
+    """Beam options; without ``--runner``: FnApiRunner, multi-processing, one worker per core."""
+    args = list(beam_args)
+    if not any(a == "--runner" or a.startswith("--runner=") for a in args):
+        args.append("--runner=FnApiRunner")
+        if not any(a.startswith("--direct_running_mode") for a in args):
+            args.append("--direct_running_mode=multi_processing")
+        if not any(a.startswith("--direct_num_workers") for a in args):
+            args.append(f"--direct_num_workers={os.cpu_count() or 1}")
+    return PipelineOptions(args)
+
+
+def prepare_output(run_dir: str) -> None:
+    """Make RUN ready: create it, or clear a previous run's outputs (only a previous run's)."""
+    if is_remote(run_dir):
+        return
+    if os.path.isdir(run_dir) and os.listdir(run_dir):
+        if not os.path.exists(os.path.join(run_dir, "run.json")) and not os.path.isdir(
+                os.path.join(run_dir, "stats")):
+            raise ConfigError(f"--output: {run_dir!r} is not empty and holds no previous run")
+        for name in RUN_OUTPUTS:
+            path = os.path.join(run_dir, name)
+            if os.path.isdir(path):
+                shutil.rmtree(path)
+            elif os.path.exists(path):
+                os.remove(path)
+    os.makedirs(run_dir, exist_ok=True)
+
+
+def run(argv: list[str] | None = None) -> int:
+    args, beam_args = _parse(argv)
+    run_dir = args.output if is_remote(args.output) else os.path.abspath(args.output)
+    try:
+        cfg = load_config(args.config, input_root=args.input_root)
+        prepare_output(run_dir)
+    except ConfigError as e:
+        print(f"mtnlg curate: config error: {e}", file=sys.stderr)
+        return 2
+    from curation.tokenizer import load_tokenizer
+
+    tokenizer = load_tokenizer(cfg.tokenizer.path)
+    options = pipeline_options(beam_args)
+    started, t0 = dt.datetime.now(dt.timezone.utc), time.perf_counter()
+    with beam.Pipeline(options=options) as p:
+        build(p, cfg, run_dir, tokenizer.vocab_size)
+    wall = time.perf_counter() - t0
+    stats = join(run_dir, "stats")
+    acc = report.accounting(report.read_parquet_rows(join(stats, "counts.parquet")),
+                            report.read_parquet_rows(join(stats, "read_counts.parquet")),
+                            report.read_parquet_rows(join(stats, "shards.parquet")))
+    info = {
+        "format_version": report.FORMAT_VERSION,
+        "config": cfg.to_dict(), "config_path": cfg.config_path,
+        "runner": options.view_as(StandardOptions).runner,
+        "pipeline_options": options.get_all_options(drop_default=True),
+        "started_at": started.isoformat(),
+        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
+        "wall_seconds": round(wall, 3),
+        "tokenizer": tokenizer.info(),
+        **acc,
+        "accounting_ok": True,
+    }
+    path = report.write_run_json(run_dir, info)
+    print(report.table(acc["sources"]))
+    print(f"wrote {path} ({wall:.1f}s)")
+    return 0
+
+
+if __name__ == "__main__":
+    logging.getLogger().setLevel(logging.WARNING)
+    sys.exit(run())

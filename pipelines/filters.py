@@ -1,0 +1,70 @@
+"""Per-document stages: normalize, language id, heuristic filters.
+
+Each is a ``FilterDoFn`` (kept -> main output, drops -> ``removed`` with the stage's reason)
+wrapped by ``ApplyFilter``; scores are stored on the document, decisions come from config.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import apache_beam as beam
+
+from curation.document import Document, FilterResult
+from curation.language import LanguageConfig, keep_language, make_identifier
+from curation.normalize import normalize_text
+from pipelines.common import FilterDoFn, count, with_changes
+
+
+class NormalizeFn(beam.DoFn):
+    """ftfy + whitespace normalization (never removes a document)."""
+
+    def process(self, doc: Document):
+        count("normalize", doc.source, "normalized")
+        yield with_changes(doc, text=normalize_text(doc.text))
+
+
+class LanguageFn(FilterDoFn):
+    """fastText lid.176; the model is loaded once per worker process (``setup``)."""
+
+    stage = "language"
+
+    def __init__(self, cfg: LanguageConfig) -> None:
+        self.cfg = cfg
+        self._identifier = None
+
+    def setup(self) -> None:
+        self._identifier = make_identifier(self.cfg)
+
+    def check(self, doc: Document) -> tuple[Document, FilterResult]:
+        if self._identifier is None:
+            self.setup()
+        lang, score = self._identifier.predict(doc.text)
+        doc = with_changes(doc, lang=lang, lang_score=score)
+        return doc, keep_language(lang, score, self.cfg)
+
+
+class HeuristicsFn(FilterDoFn):
+    """Gopher/C4 rules of ``curation.heuristics`` with the config's overrides."""
+
+    stage = "heuristics"
+
+    def __init__(self, overrides: dict[str, Any]) -> None:
+        self.overrides = dict(overrides)
+        self._cfg = None
+
+    def setup(self) -> None:
+        from curation.heuristics import HeuristicsConfig
+
+        self._cfg = HeuristicsConfig(**self.overrides)
+
+    def check(self, doc: Document) -> tuple[Document, FilterResult]:
+        from curation.heuristics import apply_heuristics
+
+        if self._cfg is None:
+            self.setup()
+        return doc, apply_heuristics(doc.text, self._cfg)
+
+
+class Normalize(beam.PTransform):
+    def expand(self, docs):
+        return docs | "NormalizeText" >> beam.ParDo(NormalizeFn())

@@ -1,0 +1,99 @@
+"""Helpers of the pipeline tests: documents and a tiny raw corpus in the real formats."""
+from __future__ import annotations
+
+import json
+import os
+import random
+
+import zstandard
+
+from curation.document import Document
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+GPT2 = os.path.join(REPO, "data_manifests", "tokenizers", "gpt2")
+
+WORDS = ("the river town kept a small library where people of every age came to read and talk "
+         "about history science music and the weather that changed with each season of the year "
+         "while children played near the old bridge and farmers sold bread cheese apples").split()
+
+
+def english(seed: int, words: int = 220) -> str:
+    """Deterministic English-like prose (passes language id and the heuristics)."""
+    rnd = random.Random(seed)
+    sentences, n = [], 0
+    while n < words:
+        k = rnd.randint(8, 16)
+        sentences.append(" ".join(rnd.choice(WORDS) for _ in range(k)).capitalize() + ".")
+        n += k
+    paragraphs = [" ".join(sentences[i:i + 5]) for i in range(0, len(sentences), 5)]
+    return "\n\n".join(paragraphs)
+
+
+def doc(id_: str, text: str, source: str = "wikipedia", **kw) -> Document:
+    return Document(id=id_, source=source, text=text, **kw)
+
+
+def write_corpus(root: str) -> dict:
+    """A tiny raw corpus: Pile (zst), RealNews (JSONL), CC-Stories (txt) and one task file.
+
+    Planted: an exact duplicate across sources, a near duplicate, a German document, a
+    malformed JSON line, a Pile subset outside the blend, a short document and a contaminated
+    document.  Returns the expected ids of each.
+    """
+    os.makedirs(os.path.join(root, "pile"))
+    os.makedirs(os.path.join(root, "realnews"))
+    os.makedirs(os.path.join(root, "cc_stories"))
+    os.makedirs(os.path.join(root, "tasks"))
+    base = [english(i) for i in range(6)]
+    task_text = ("the quick brown fox jumps over the lazy dog near the riverbank while the "
+                 "farmer watches the sunset quietly")
+    near = base[1].replace("library", "museum", 2)
+    german = ("Der Fluss fließt durch die kleine Stadt und die Menschen lesen jeden Tag Bücher "
+              "in der alten Bibliothek neben der Brücke. ") * 20
+    pile_rows = [
+        {"text": base[0], "meta": {"pile_set_name": "Wikipedia (en)"}},
+        {"text": base[1], "meta": {"pile_set_name": "Books3"}},
+        {"text": near, "meta": {"pile_set_name": "OpenWebText2"}},
+        {"text": german, "meta": {"pile_set_name": "Pile-CC"}},
+        {"text": base[2], "meta": {"pile_set_name": "FreeLaw"}},
+        {"text": base[3][:900] + " " + task_text + " " + base[3][900:],
+         "meta": {"pile_set_name": "Wikipedia (en)"}},
+    ]
+    lines = [json.dumps(r) for r in pile_rows]
+    lines.insert(3, '{"text": "broken json')
+    with open(os.path.join(root, "pile", "00.jsonl.zst"), "wb") as f:
+        f.write(zstandard.ZstdCompressor().compress(("\n".join(lines) + "\n").encode()))
+    news = [{"title": "News", "text": base[0], "url_used": "http://x/1"},  # exact dup of Wikipedia
+            {"title": "Today", "text": base[4], "url_used": "http://x/2"}]
+    with open(os.path.join(root, "realnews", "rn.jsonl"), "w") as f:
+        f.write("\n".join(json.dumps(r) for r in news) + "\n")
+    with open(os.path.join(root, "cc_stories", "s1.txt"), "w") as f:
+        f.write(base[5])
+    with open(os.path.join(root, "cc_stories", "s2.txt"), "w") as f:
+        f.write("A short story about a dog that ran home quickly after the rain stopped. " * 6)
+    with open(os.path.join(root, "tasks", "lambada.jsonl"), "w") as f:
+        f.write(json.dumps({"text": task_text}) + "\n")
+    return {"read": 11}
+
+
+def write_config(path: str, root: str, **overrides) -> str:
+    import yaml
+
+    cfg = {
+        "name": "tiny", "input_root": root,
+        "inputs": [
+            {"reader": "pile", "paths": ["pile/*.jsonl.zst"]},
+            {"reader": "realnews", "source": "realnews", "paths": ["realnews/*.jsonl"]},
+            {"reader": "cc_stories", "source": "cc_stories", "paths": ["cc_stories/*.txt"]},
+        ],
+        "language": {"allowed": ["en"], "min_score": 0.5},
+        "dedup": {"fuzzy": {"num_perm": 64, "bands": 16, "rows": 4, "threshold": 0.7,
+                            "max_rounds": 3}},
+        "decontamination": {"tasks": ["tasks/*.jsonl"]},
+        "tokenizer": {"path": GPT2, "min_tokens": 128},
+        "shards": {"max_tokens_per_shard": 100000},
+    }
+    cfg.update(overrides)
+    with open(path, "w") as f:
+        yaml.safe_dump(cfg, f)
+    return path

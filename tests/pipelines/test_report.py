@@ -1,0 +1,24 @@
+import pytest
+
+from pipelines.report import AccountingError, accounting, table
+
+COUNTS = [
+    {"source": "books3", "stage": "tokenize", "outcome": "kept", "reason": None, "documents": 3},
+    {"source": "books3", "stage": "heuristics", "outcome": "removed", "reason": "too_few_words", "documents": 1},
+    {"source": "books3", "stage": "read", "outcome": "dead_letter", "reason": "JSONDecodeError", "documents": 1},
+]
+SHARDS = [{"source": "books3", "prefix": "shards/books3/books3_00000", "documents": 3, "tokens": 900}]
+
+
+def test_accounting_per_source_and_totals():
+    acc = accounting(COUNTS, [{"source": "books3", "read": 5}], SHARDS)
+    s = acc["sources"]["books3"]
+    assert (s["read"], s["kept"], s["dead_lettered"], s["tokens"]) == (5, 3, 1, 900)
+    assert s["removed"] == {"heuristics/too_few_words": 1}
+    assert acc["totals"] == {"read": 5, "kept": 3, "dead_lettered": 1, "tokens": 900, "removed": 1}
+    assert "books3" in table(acc["sources"])
+
+
+def test_accounting_fails_loudly_when_documents_go_missing():
+    with pytest.raises(AccountingError, match="books3: read 6 != kept 3"):
+        accounting(COUNTS, [{"source": "books3", "read": 6}], SHARDS)
