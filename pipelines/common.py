@@ -44,11 +44,17 @@ class FilterDoFn(beam.DoFn):
     """
 
     stage: str = ""
+    skip_sources: frozenset[str] = frozenset()
+    """Sources this stage passes through unchecked (``skip_sources`` in the config)."""
 
     def check(self, doc: Document) -> tuple[Document, FilterResult]:
         raise NotImplementedError
 
     def process(self, doc: Document) -> Iterator:
+        if doc.source in self.skip_sources:
+            count(self.stage, doc.source, "skipped")
+            yield doc
+            return
         doc, result = self.check(doc)
         if result.keep:
             count(self.stage, doc.source, "kept")
@@ -61,8 +67,9 @@ class FilterDoFn(beam.DoFn):
 class ApplyFilter(beam.PTransform):
     """``docs | ApplyFilter(fn)`` -> ``{"kept": docs, "removed": removals}``."""
 
-    def __init__(self, fn: FilterDoFn, label: str | None = None) -> None:
+    def __init__(self, fn: FilterDoFn, skip_sources=(), label: str | None = None) -> None:
         super().__init__(label)
+        fn.skip_sources = frozenset(skip_sources)
         self._fn = fn
 
     def expand(self, docs):

@@ -124,6 +124,11 @@ class CurateConfig:
     shards: ShardConfig = field(default_factory=ShardConfig)
     removed_sample: str | int = "all"
     """``all``: every removed document's text goes to ``removed/``; N: at most N per stage."""
+    skip_sources: dict[str, list[str]] = field(default_factory=lambda: {
+        "language": ["github"], "heuristics": ["github", "arxiv", "stackexchange"]})
+    """Per filter stage (``language``, ``heuristics``), sources it passes through unchecked.
+    Language id and the Gopher/C4 prose rules misjudge code, LaTeX and Q&A threads (repeated
+    "A:" lines), so by default they apply to prose sources only."""
     priority: list[str] | None = None
     """Sources from highest to lowest priority for dedup keep decisions (default:
     ``curation.sources``' order)."""
@@ -184,6 +189,12 @@ class CurateConfig:
         if check_paths and not _is_remote(self.tokenizer.path) and not os.path.exists(self.tokenizer.path):
             raise ConfigError(f"tokenizer.path: {self.tokenizer.path!r} does not exist")
         _positive("shards.max_tokens_per_shard", self.shards.max_tokens_per_shard)
+        for stage, sources in self.skip_sources.items():
+            if stage not in ("language", "heuristics"):
+                raise ConfigError(f"skip_sources.{stage}: only 'language' and 'heuristics' can be skipped")
+            unknown = [s for s in sources if s not in SOURCE_BY_SLUG]
+            if unknown:
+                raise ConfigError(f"skip_sources.{stage}: unknown source {unknown[0]!r}")
         if self.priority is not None:
             unknown = [s for s in self.priority if s not in SOURCE_BY_SLUG]
             if unknown:

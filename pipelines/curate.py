@@ -63,9 +63,9 @@ def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) ->
     removed, groups = [read["removed"]], []
 
     docs = read["docs"] | "Normalize" >> Normalize()
-    out = docs | "Language" >> ApplyFilter(LanguageFn(cfg.language))
+    out = docs | "Language" >> ApplyFilter(LanguageFn(cfg.language), cfg.skip_sources.get("language", ()))
     removed.append(out["removed"])
-    out = out["kept"] | "Heuristics" >> ApplyFilter(HeuristicsFn(cfg.heuristics))
+    out = out["kept"] | "Heuristics" >> ApplyFilter(HeuristicsFn(cfg.heuristics), cfg.skip_sources.get("heuristics", ()))
     removed.append(out["removed"])
     docs = out["kept"]
     if cfg.dedup.exact:

@@ -38,6 +38,8 @@ pre { white-space: pre-wrap; word-break: break-word; background: #f7fafc; border
 .chart select { margin: 4px 0; }
 .chart svg text { font-size: 11px; fill: var(--fg); }
 .legend span { display: inline-block; margin-right: 14px; font-size: 12px; }
+.heat { min-width: 48px; }
+details.matrix summary { cursor: pointer; font-weight: 600; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
 """
 
@@ -135,10 +137,61 @@ JS = r"""
     }
     svg.appendChild(svgEl("text", {x: left + plotW, y: height - bottom + 16, "text-anchor": "end"},
                           fmt(spec.edges[nb])));
+    (spec.markers || []).forEach(function (m) {
+      var x = left + plotW;
+      for (var b = 0; b < nb; b++) {
+        if (m.value >= spec.edges[b] && m.value < spec.edges[b + 1]) {
+          x = left + (b + (m.value - spec.edges[b]) / (spec.edges[b + 1] - spec.edges[b])) * groupW;
+          break;
+        }
+      }
+      if (m.value < spec.edges[0]) { x = left; }
+      svg.appendChild(svgEl("line", {x1: x, y1: 6, x2: x, y2: 10 + plotH, stroke: "#c53030",
+                                     "stroke-width": 2, "stroke-dasharray": "5,3", "class": "marker"}));
+      svg.appendChild(svgEl("text", {x: x + 4, y: 16, fill: "#c53030"}, m.label));
+    });
     if (spec.log_x) {
       svg.appendChild(svgEl("text", {x: left + plotW / 2, y: height - 4, "text-anchor": "middle"},
                             "bins double in width (log scale)"));
     }
+    return svg;
+  }
+
+  // Points joined by lines on log10 axes, decade ticks on both.
+  function loglog(spec) {
+    var left = 56, bottom = 40, height = 280, plotW = WIDTH - left - 20, plotH = height - bottom - 14;
+    var xs = [], ys = [];
+    spec.series.forEach(function (s) { s.points.forEach(function (p) { xs.push(p[0]); ys.push(p[1]); }); });
+    var lx0 = Math.floor(Math.log10(Math.min.apply(null, xs.concat([1])))),
+        lx1 = Math.max(lx0 + 1, Math.ceil(Math.log10(Math.max.apply(null, xs.concat([10]))))),
+        ly0 = Math.floor(Math.log10(Math.min.apply(null, ys.concat([1])))),
+        ly1 = Math.max(ly0 + 1, Math.ceil(Math.log10(Math.max.apply(null, ys.concat([10])))));
+    function px(v) { return left + plotW * (Math.log10(v) - lx0) / (lx1 - lx0); }
+    function py(v) { return 14 + plotH - plotH * (Math.log10(v) - ly0) / (ly1 - ly0); }
+    var svg = svgEl("svg", {width: WIDTH, height: height, role: "img"});
+    svg.appendChild(svgEl("line", {x1: left, y1: 14 + plotH, x2: left + plotW, y2: 14 + plotH, stroke: "#a0aec0"}));
+    svg.appendChild(svgEl("line", {x1: left, y1: 14, x2: left, y2: 14 + plotH, stroke: "#a0aec0"}));
+    for (var e = lx0; e <= lx1; e++) {
+      svg.appendChild(svgEl("text", {x: px(Math.pow(10, e)), y: 14 + plotH + 16, "text-anchor": "middle"},
+                            fmt(Math.pow(10, e))));
+    }
+    for (var f = ly0; f <= ly1; f++) {
+      svg.appendChild(svgEl("text", {x: left - 6, y: py(Math.pow(10, f)) + 4, "text-anchor": "end"},
+                            fmt(Math.pow(10, f))));
+    }
+    svg.appendChild(svgEl("text", {x: left + plotW / 2, y: height - 4, "text-anchor": "middle"}, spec.x_label));
+    svg.appendChild(svgEl("text", {x: 4, y: 10}, spec.y_label));
+    spec.series.forEach(function (s, j) {
+      var d = s.points.map(function (p, i) { return (i ? "L" : "M") + px(p[0]).toFixed(1) + "," + py(p[1]).toFixed(1); });
+      if (d.length > 1) {
+        svg.appendChild(svgEl("path", {d: d.join(""), fill: "none", stroke: color(s, j), "stroke-width": 1.5}));
+      }
+      s.points.forEach(function (p) {
+        var dot = svgEl("circle", {cx: px(p[0]), cy: py(p[1]), r: 3.5, fill: color(s, j)});
+        dot.appendChild(svgEl("title", {}, s.name + " | size " + p[0] + ": " + p[1] + " clusters"));
+        svg.appendChild(dot);
+      });
+    });
     return svg;
   }
 
@@ -159,7 +212,9 @@ JS = r"""
     }
     container.appendChild(htmlEl("h3", spec.title));
     container.appendChild(legend(spec.series));
-    container.appendChild(spec.type === "hist" ? hist(spec) : bars(spec));
+    var render = {hist: hist, loglog: loglog, bars: bars}[spec.type];
+    if (!render) { throw new Error("unknown chart type " + spec.type); }
+    container.appendChild(render(spec));
   }
 
   var data = JSON.parse(document.getElementById("dashboard-data").textContent);
@@ -168,5 +223,8 @@ JS = r"""
     var spec = data.charts[nodes[n].getAttribute("data-chart")];
     if (spec) { draw(nodes[n], spec); }
   }
+  // Benchmarks and browser tests wait for this: every chart has been drawn.
+  window.__dashboardReadyAt = performance.now();
+  window.__dashboardReady = true;
 })();
 """

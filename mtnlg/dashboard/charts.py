@@ -8,6 +8,9 @@ here, in tested Python.  A spec is one of:
 - ``{"type": "hist", "title", "edges": [...], "series": [...], "log_x"}``: grouped vertical bars
   over bins ``[edges[i], edges[i+1])``;
 - a series may carry a ``color``; otherwise the script uses its palette in order;
+- a ``hist`` may carry ``markers: [{"value", "label"}]``: vertical lines (the quality threshold);
+- ``{"type": "loglog", "title", "series": [{"name", "points": [[x, y], ...]}], "x_label", "y_label"}``:
+  points and lines on log-log axes (the duplicate cluster-size distribution);
 - ``{"type": "choice", "options": {label: spec}}``: a drop-down choosing one of several specs
   (per source), so the page shows one chart instead of one per source.
 """
@@ -21,10 +24,7 @@ from .aggregates import TOTAL
 
 
 def _union(lists: list[list[str]]) -> list[str]:
-    out: list[str] = []
-    for items in lists:
-        out += [x for x in items if x not in out]
-    return out
+    return list(dict.fromkeys(x for items in lists for x in items))
 
 
 def stage_key(stage_reason: tuple[str, str]) -> tuple[int, str]:
@@ -113,6 +113,16 @@ OUTCOME_COLORS = {("kept", 0): "#2b6cb0", ("removed", 0): "#dd6b20",
                   ("kept", 1): "#90cdf4", ("removed", 1): "#f6ad55"}
 
 
+def _markers(runs: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """The quality threshold of each run (one line when both runs use the same)."""
+    if key != "quality":
+        return []
+    values = [(r["label"], r.get("quality_threshold")) for r in runs if r.get("quality_threshold") is not None]
+    if len({v for _, v in values}) == 1:
+        return [{"value": values[0][1], "label": f"threshold {values[0][1]}"}]
+    return [{"value": v, "label": f"threshold {v} [{label}]"} for label, v in values]
+
+
 def histogram_chart(runs: list[dict[str, Any]], key: str, title: str, log_x: bool) -> dict[str, Any] | None:
     hists = [r[key] for r in runs]
     if not any(hists):
@@ -127,6 +137,7 @@ def histogram_chart(runs: list[dict[str, Any]], key: str, title: str, log_x: boo
             options.update({f"{name} [{r['label']}]": spec for name, spec in (sub or {"options": {}})["options"].items()})
         return {"type": "choice", "options": options}
     edges = list(edge_sets.pop())
+    markers = _markers(runs, key)
     options = {}
     for src in [TOTAL] + _sources(runs):
         series = []
@@ -137,9 +148,9 @@ def histogram_chart(runs: list[dict[str, Any]], key: str, title: str, log_x: boo
                 series.append({"name": name, "values": values, "color": OUTCOME_COLORS[outcome, i]})
         if src != TOTAL and not any(any(s["values"]) for s in series):
             continue  # a source with nothing in this histogram would draw an empty chart
-        e, s = _trim(edges, series)
+        e, s = _trim(edges, series) if not markers else (edges, series)  # keep the threshold in view
         options[src] = {"type": "hist", "title": f"{title}: {src}", "edges": e, "series": s,
-                        "log_x": log_x, "unit": "documents"}
+                        "log_x": log_x, "unit": "documents", "markers": markers}
     return {"type": "choice", "options": options}
 
 
@@ -157,6 +168,44 @@ def languages_chart(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {"type": "choice", "options": options}
 
 
+def stage_seconds_chart(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not any(r.get("stage_seconds") for r in runs):
+        return None
+    stages = _union([[s for s in STAGES if s in (r.get("stage_seconds") or {})] for r in runs]
+                    + [list(r.get("stage_seconds") or {}) for r in runs])
+    return {"type": "bars", "title": "Wall-clock seconds per stage", "categories": stages, "unit": "s",
+            "series": [{"name": r["label"], "values": [(r.get("stage_seconds") or {}).get(s, 0) for s in stages]}
+                       for r in runs]}
+
+
+def dedup_clusters_chart(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Clusters per size, log-log, one series per (run, kind)."""
+    if not any(r.get("dedup_clusters") for r in runs):
+        return None
+    series = []
+    for r in runs:
+        for kind, points in (r.get("dedup_clusters") or {}).items():
+            name = kind if len(runs) == 1 else f"{r['label']}: {kind}"
+            series.append({"name": name, "points": [p for p in points if p[0] > 0 and p[1] > 0]})
+    return {"type": "loglog", "title": "Duplicate clusters by size (log-log)", "series": series,
+            "x_label": "cluster size (documents)", "y_label": "clusters"}
+
+
+def contamination_chart(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    if not any(r.get("contamination") for r in runs):
+        return None
+    per_run = []
+    for r in runs:
+        by_task: dict[str, int] = {}
+        for row in r.get("contamination") or []:
+            by_task[row["task"]] = by_task.get(row["task"], 0) + row["documents"]
+        per_run.append(by_task)
+    tasks = sorted(_union([list(t) for t in per_run]), key=lambda t: -sum(p.get(t, 0) for p in per_run))
+    return {"type": "bars", "title": "Documents affected (removed or split), by eval task", "categories": tasks,
+            "unit": "documents", "series": [{"name": r["label"], "values": [p.get(t, 0) for t in tasks]}
+                                            for r, p in zip(runs, per_run)]}
+
+
 def build_charts(runs: list[dict[str, Any]], manifest: dict[str, Any] | None) -> dict[str, Any]:
     """Every chart of the page by id; a chart whose data no run has is None."""
     return {
@@ -168,4 +217,7 @@ def build_charts(runs: list[dict[str, Any]], manifest: dict[str, Any] | None) ->
         "length_chars": histogram_chart(runs, "length_chars", "Characters per document", log_x=True),
         "length_words": histogram_chart(runs, "length_words", "Words per document", log_x=True),
         "languages": languages_chart(runs),
+        "stage_seconds": stage_seconds_chart(runs),
+        "dedup_clusters": dedup_clusters_chart(runs),
+        "contamination": contamination_chart(runs),
     }

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from . import aggregates as agg
 from . import samples
+from .extras import load_extras
 
 # Columns the dashboard reads from stats/documents.parquet (text is never there).
 DOC_COLUMNS = ("source", "outcome", "stage", "reason", "chars", "words", "lang", "quality_score", "tokens")
@@ -116,7 +117,7 @@ def load_run(run_dir: str | Path, label: str | None = None) -> dict[str, Any]:
         "dead_letters": {"count": dead_count, "samples": samples.dead_letter_samples(run_dir, notes)},
         "removed_samples": samples.removed_samples(run_dir, notes),
         "kept_samples": samples.kept_samples(run_dir, notes),
-        "dedup": samples.dedup_summary(run_dir, notes),
+        **load_extras(run, run_dir, notes),
         "notes": notes,
     }
 

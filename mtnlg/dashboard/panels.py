@@ -44,7 +44,7 @@ def _per_run(runs: Runs, body) -> str:
     return f'<div class="grid">{cols}</div>'
 
 
-def health(runs: Runs) -> str:
+def health(runs: Runs, charts: dict[str, Any]) -> str:
     labels = _labels(runs)
     rows = []
     for key in ("runner", "started_at", "finished_at", "wall_seconds", "accounting_ok", "config_path"):
@@ -54,6 +54,8 @@ def health(runs: Runs) -> str:
     rows.append([td("dead letters")] + metric_cells([r["dead_letters"]["count"] for r in runs]))
     rows.append([td("funnel computed from")] + metric_cells([r["counts_from"] for r in runs]))
     out = table([th("")] + metric_headers("value", labels), rows)
+    out += "<h3>Time per stage</h3>" + (chart("stage_seconds", charts) if charts.get("stage_seconds") else
+                                        not_available("Time per stage (run.json stage_seconds)"))
 
     def details(r: dict[str, Any]) -> str:
         parts = []
@@ -172,19 +174,6 @@ def languages(runs: Runs, charts: dict[str, Any]) -> str:
             for lang in langs]
     headers = [th("language")] + metric_headers("documents", _labels(runs)) + [th(s) for s in sources]
     return chart("languages", charts) + table(headers, rows)
-
-
-def dedup(runs: Runs) -> str:
-    def body(r: dict[str, Any]) -> str:
-        if not r["dedup"]:
-            return not_available("Duplicate groups (RUN/dedup)")
-        rows = [[td(kind), td_num(s["members"]), td_num(s["groups"]), td_num(s["kept"]), td_num(s["min_similarity"]),
-                 td(", ".join(str(n) for n in s["largest_groups"])),
-                 td(", ".join(f"{k}: {v}" for k, v in s["by_source"].items()))]
-                for kind, s in r["dedup"].items()]
-        return table([th("kind"), th("members"), th("groups"), th("kept"), th("min similarity"), th("largest groups"),
-                      th("members by source")], rows)
-    return _per_run(runs, body)
 
 
 def _doc(meta: str, text: str) -> str:

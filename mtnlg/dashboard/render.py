@@ -12,7 +12,7 @@ from typing import Any
 
 from curation.document import STAGES
 
-from . import panels
+from . import panels, panels_dedup
 from .assets import CSS, JS
 from .charts import build_charts
 from .htmlkit import esc, json_script
@@ -21,7 +21,7 @@ FORMAT_VERSION = 1
 
 # (anchor, title, panel function(report) -> HTML)
 PANELS = (
-    ("health", "Run health", lambda r: panels.health(r["runs"])),
+    ("health", "Run health", lambda r: panels.health(r["runs"], r["charts"])),
     ("funnel", "Filter funnel", lambda r: panels.funnel(r["runs"], r["charts"])),
     ("reasons", "Removal reasons", lambda r: panels.reasons(r["runs"], r["charts"])),
     ("tokens", "Tokens per source", lambda r: panels.tokens(r["runs"], r["charts"], r["manifest"])),
@@ -31,7 +31,8 @@ PANELS = (
     ("lengths", "Document lengths", lambda r: panels.histogram_panel(
         r["runs"], r["charts"], [("length_chars", "Characters per document"),
                                  ("length_words", "Words per document")])),
-    ("dedup", "Duplicate groups", lambda r: panels.dedup(r["runs"])),
+    ("dedup", "Duplicates", lambda r: panels_dedup.dedup(r["runs"], r["charts"])),
+    ("contamination", "Contamination", lambda r: panels_dedup.contamination(r["runs"], r["charts"])),
     ("samples", "Sample documents", lambda r: panels.samples(r["runs"])),
 )
 

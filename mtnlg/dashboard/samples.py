@@ -1,4 +1,4 @@
-"""Small samples read from a run's outputs: dead letters, removed and kept documents, dedup groups.
+"""Small samples read from a run's outputs: dead letters, removed and kept documents.
 
 Readers stream and stop early (a run's ``removed/`` can hold millions of documents) and never
 raise on a damaged file: a problem becomes a note shown on the page, because a dashboard that
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Iterator
@@ -108,60 +107,3 @@ def _fmt(value: Any) -> str:
     if value is None:
         return ""
     return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-
-# Column names the dedup stage may use for the group a member belongs to.
-GROUP_COLUMNS = ("group", "group_id", "cluster", "cluster_id", "component", "component_id")
-KEEP_COLUMNS = ("kept", "keep", "is_kept", "is_representative")
-
-
-def _table_kind(path: Path, root: Path) -> str:
-    """exact/part-00000-of-00002.parquet -> exact; groups-00001-of-00002.parquet -> groups."""
-    if path.parent != root:
-        return path.parent.relative_to(root).as_posix()
-    return re.sub(r"(-\d+)?(-of-\d+)?$", "", path.name.split(".")[0]) or "dedup"
-
-
-def dedup_summary(run_dir: Path, notes: list[str]) -> dict[str, Any] | None:
-    """Members, groups and the largest groups from RUN/dedup (one row per member of a group).
-
-    Rows are split by their ``kind`` column (exact, fuzzy) when there is one, else by the
-    folder or file name; group and keep columns are found by the names the dedup stage uses.
-    """
-    root = run_dir / "dedup"
-    if not root.is_dir():
-        return None
-    wanted = GROUP_COLUMNS + KEEP_COLUMNS + ("source", "kind", "similarity")
-    tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        try:
-            if path.suffix == ".parquet":
-                pf = pq.ParquetFile(path)
-                rows = pf.read(columns=[c for c in pf.schema_arrow.names if c in wanted]).to_pylist()
-            elif path.name.endswith(".jsonl.gz"):
-                rows = list(_jsonl_records([path], notes))
-            else:
-                continue
-        except (OSError, ValueError) as err:
-            notes.append(f"could not read dedup/{path.relative_to(root)}: {type(err).__name__}: {err}")
-            continue
-        for row in rows:
-            tables[str(row.get("kind") or _table_kind(path, root))].append(row)
-    return {kind: _summarise_groups(rows) for kind, rows in sorted(tables.items())} or None
-
-
-def _summarise_groups(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    group_col = next((c for c in GROUP_COLUMNS if rows and c in rows[0]), None)
-    keep_col = next((c for c in KEEP_COLUMNS if rows and c in rows[0]), None)
-    sizes: dict[Any, int] = defaultdict(int)
-    by_source: dict[str, int] = defaultdict(int)
-    for row in rows:
-        if group_col:
-            sizes[row.get(group_col)] += 1
-        by_source[str(row.get("source") or "(unknown)")] += 1
-    largest = sorted(sizes.values(), reverse=True)[:10]
-    kept = sum(1 for r in rows if r.get(keep_col)) if keep_col else None
-    sims = [r["similarity"] for r in rows if isinstance(r.get("similarity"), (int, float))]
-    return {"members": len(rows), "groups": len(sizes) if group_col else None,
-            "largest_groups": largest, "kept": kept, "by_source": dict(sorted(by_source.items())),
-            "min_similarity": round(min(sims), 4) if sims else None}

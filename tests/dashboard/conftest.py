@@ -11,8 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-PLANTED = ("<script>alert(1)</script> and <img src=x onerror=alert(1)> then </script>"
-           "<!-- and a comment opener")
+# Markup planted in document text, reasons, options and task names. If any of it ever ran in the
+# browser, the sentinel global would be set and a dialog would open (tests/dashboard/test_browser.py).
+PLANTED = ("<script>window.__pwned=1;alert(1)</script> and <img src=x onerror=\"window.__pwned=2;alert(2)\"> "
+           "then </script><!-- and a comment opener")
 SOURCES = ("Books3", "CC-2020-50", "Wikipedia")
 # (stage, reason) picked for removed documents; dead letters are outcome dead_letter at read.
 REMOVALS = (("language", "not_english"), ("heuristics", "too_few_words"), ("quality", "low_quality"),
@@ -28,8 +30,12 @@ def _write_jsonl_gz(path: Path, records: list[dict]) -> None:
 
 
 def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 100,
-             with_quality: bool = True) -> Path:
-    """Write run.json, stats/*.parquet, removed/, dead_letter/, documents/ and dedup/."""
+             with_quality: bool = True, with_extras: bool = True) -> Path:
+    """Write run.json, stats/*.parquet, removed/, dead_letter/, documents/ and dedup/.
+
+    ``with_extras`` adds the optional stats of docs/stats-schema.md: stats/contamination.parquet
+    and run.json ``stage_seconds`` (dedup statistics are computed from dedup/).
+    """
     rng = random.Random(seed)
     run = root / name
     rows, removed, dead = [], [], []
@@ -102,6 +108,13 @@ def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 1
             "started_at": "2024-01-01T00:00:00Z", "finished_at": "2024-01-01T00:00:12Z",
             "wall_seconds": 12.5, "tokenizer": {"path": "tok.json", "vocab_size": 50257, "eod_id": 50256},
             "sources": per_source, "totals": totals, "accounting_ok": True}
+    if with_extras:
+        meta["stage_seconds"] = {stage: round(1.5 + i * rng.random(), 2) for i, stage in enumerate(
+            ("read", "language", "heuristics", "exact_dedup", "fuzzy_dedup", "decontamination", "tokenize"))}
+        pq.write_table(pa.Table.from_pylist(
+            [{"task": task, "source": src, "action": action, "documents": rng.randint(1, 9)}
+             for task in ("lambada", "piqa", PLANTED) for src in SOURCES[:2] for action in ("removed", "split")]),
+            run / "stats" / "contamination.parquet")
     (run / "run.json").write_text(json.dumps(meta, indent=2))
     return run
 
@@ -121,3 +134,38 @@ def fake():
     """The builder and the planted values, for tests (a fixture, so no test imports conftest)."""
     from types import SimpleNamespace
     return SimpleNamespace(make_run=make_run, PLANTED=PLANTED, SOURCES=SOURCES)
+
+
+def _ensure_chromium() -> str | None:
+    """Chromium's path; installs Debian's ``chromium`` package where missing and we are root with apt."""
+    import os
+    import shutil
+    import subprocess
+
+    from mtnlg.dashboard.chromium import find_chromium
+
+    found = find_chromium()
+    if found or os.environ.get("MTNLG_NO_APT") or os.geteuid() != 0 or not shutil.which("apt-get"):
+        return found
+    env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+    for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        if subprocess.run(cmd, env=env, capture_output=True, timeout=900).returncode != 0:
+            return None
+    return find_chromium()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the whole session (a launch costs about half a second)."""
+    from mtnlg.dashboard.chromium import BrowserError, Chromium
+
+    path = _ensure_chromium()
+    if path is None:
+        pytest.skip("Chromium is not installed and could not be installed (needs root and apt-get: "
+                    "`apt-get install chromium`); the browser tests did not run")
+    try:
+        chrome = Chromium(path)
+    except BrowserError as err:
+        pytest.skip(f"Chromium at {path} could not be started: {err}")
+    yield chrome
+    chrome.quit()

@@ -38,10 +38,10 @@ def test_page_is_self_contained(tmp_path, fake_run):
 
 def test_planted_markup_appears_only_escaped(tmp_path, fake_run, fake):
     page = render(tmp_path, fake_run)
-    for raw in ("<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "<marquee", "<!-- and"):
+    for raw in ("<script>window.__pwned", "<img src=x", "onerror=\"", "<marquee", "<!-- and"):
         assert raw not in page
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # removed sample, dead letter, options
-    assert "&lt;img src=x onerror=alert(1)&gt;" in page
+    assert "&lt;script&gt;window.__pwned=1;alert(1)&lt;/script&gt;" in page  # samples, options, tasks
+    assert "&lt;img src=x onerror=&quot;window.__pwned=2;alert(2)&quot;&gt;" in page
     assert "Expecting value &lt;marquee&gt;x&lt;/marquee&gt;" in page  # dead-letter error column
     # The data block ends at its own closing tag: nothing planted terminates it early.
     data = embedded(page)

@@ -1,6 +1,6 @@
 """The page's inline script, run under Node.js against a minimal DOM stand-in.
 
-Not a browser test (that is a later issue): it proves the script parses, reads the embedded JSON
+The fast companion of test_browser.py (no Chromium needed): it proves the script parses, reads the embedded JSON
 exactly as the page carries it, draws an SVG for every chart (and for every choice of a
 drop-down) without throwing, and puts data strings into text nodes only.
 """
@@ -44,7 +44,9 @@ global.document = {
   getElementById: id => { if (id !== "dashboard-data") throw new Error(id); return { textContent: page.data }; },
   querySelectorAll: sel => containers,
 };
+global.window = {};
 eval(page.script);
+if (window.__dashboardReady !== true) throw new Error("ready flag not set");
 const result = {};
 for (const c of containers) {
   const selects = c.all("select");
@@ -52,7 +54,8 @@ for (const c of containers) {
   const options = selects.length ? selects[0].children.length : 1;
   for (let i = 0; i < options; i++) {
     if (selects.length) { selects[0].value = String(i); selects[0].listeners.change(); }
-    drawn.push({ svgs: c.all("svg").length, rects: c.all("rect").length,
+    drawn.push({ svgs: c.all("svg").length, rects: c.all("rect").length + c.all("circle").length,
+                 markers: c.all("line").filter(l => l.attrs.class === "marker").length,
                  titles: c.all("title").map(t => t.textContent), text: c.textContent });
   }
   result[c.attrs["data-chart"]] = drawn;
@@ -73,7 +76,8 @@ def test_script_draws_every_chart(tmp_path, fake_run, fake_run_b):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     drawn = json.loads(proc.stdout)
-    assert set(drawn) == {"funnel", "reasons", "tokens", "quality", "languages", "length_chars", "length_words"}
+    assert set(drawn) == {"funnel", "reasons", "tokens", "quality", "languages", "length_chars", "length_words",
+                          "dedup_clusters", "stage_seconds", "contamination"}
     for chart_id, views in drawn.items():
         for view in views:
             assert view["svgs"] == 1 and view["rects"] > 0, chart_id
@@ -81,6 +85,9 @@ def test_script_draws_every_chart(tmp_path, fake_run, fake_run_b):
     assert len(drawn["funnel"]) == 4
     total_read = [t for t in drawn["funnel"][0]["titles"] if "| read:" in t]
     assert total_read == ["run-a | read: 281 documents", "run-b | read: 336 documents"]
+    # Both runs have the same quality threshold: one marker line on every quality histogram.
+    assert all(view["markers"] == 1 for view in drawn["quality"])
+    assert all(view["markers"] == 0 for view in drawn["length_chars"])
     assert "run-a" in drawn["reasons"][0]["text"] and "heuristics/too_few_words" in drawn["reasons"][0]["text"]
 
 

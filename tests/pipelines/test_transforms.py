@@ -145,3 +145,14 @@ def test_stats_rows_cover_every_outcome(pipeline):
                     equal_to([("k", "kept", "tokenize", None, 3),
                               ("r", "removed", "heuristics", "too_few_words", 2),
                               ("f.zst:3", "dead_letter", "read", "JSONDecodeError", 0)]))
+
+
+def test_filters_pass_skipped_sources_through_unchecked(pipeline):
+    code = "def f(x):\n    return {k: v for k, v in x.items() if v}\n" * 20
+    docs = [doc("g", code, source="github"), doc("w", code)]
+    with pipeline as p:
+        out = (p | beam.Create(docs)
+               | "Heur" >> ApplyFilter(HeuristicsFn({}), skip_sources=["github"]))
+        assert_that(out["kept"] | beam.Map(lambda d: d.id), equal_to(["g"]), label="kept")
+        assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.stage)),
+                    equal_to([("w", "heuristics")]), label="removed")

@@ -1,0 +1,160 @@
+"""Manifest-driven data loading for the trainer.
+
+The blended dataset (``blending.sampling.BlendedDataset``) maps a global sample index to
+``seq_length + 1`` tokens, deterministically. The loader walks that index in order: a step with a
+global batch of B samples starting at ``consumed_samples`` c covers indices [c, c + B). As in
+Megatron's pretraining sampler, the step is cut into rounds of ``micro_batch_size * dp`` samples and
+data-parallel rank r takes the r-th micro-batch of each round, so every rank reads only its own
+samples and a run with a different dp (same global batch) sees exactly the same samples per step.
+
+The only state is ``consumed_samples``; restoring it resumes the stream exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence
+
+import numpy as np
+import torch
+
+log = logging.getLogger(__name__)
+
+
+class SampleDataset(Protocol):
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> np.ndarray: ...
+    def source_of(self, i: int): ...
+
+
+@dataclass
+class StepBatch:
+    """What one rank needs for one optimizer step."""
+
+    micro_batches: list[tuple[torch.Tensor, torch.Tensor]]
+    """(inputs, targets) pairs, each [micro_batch_size, seq_length] int64."""
+    global_batch: int
+    """Samples in the step across all ranks."""
+    source_tokens: dict[str, int] = field(default_factory=dict)
+    """Training tokens per source in the whole global batch (identical on every rank)."""
+
+
+class DistributedSampleLoader:
+    def __init__(self, dataset: SampleDataset, seq_length: int, micro_batch_size: int,
+                 dp_rank: int = 0, dp_size: int = 1, consumed_samples: int = 0,
+                 source_names: Sequence[str] | None = None,
+                 device: torch.device | str = "cpu"):
+        if not 0 <= dp_rank < dp_size:
+            raise ValueError(f"dp_rank {dp_rank} out of range for dp_size {dp_size}")
+        self.dataset = dataset
+        self.seq_length = seq_length
+        self.micro_batch_size = micro_batch_size
+        self.dp_rank = dp_rank
+        self.dp_size = dp_size
+        self.consumed_samples = consumed_samples
+        self.source_names = list(source_names) if source_names is not None else None
+        self.device = torch.device(device)
+
+    # --- the stream ---
+    def rank_indices(self, start: int, global_batch: int) -> list[list[int]]:
+        """Global sample indices of this rank's micro-batches for a step starting at ``start``."""
+        round_size = self.micro_batch_size * self.dp_size
+        if global_batch % round_size:
+            raise ValueError(f"global batch {global_batch} is not a multiple of micro_batch_size "
+                             f"* dp = {self.micro_batch_size} * {self.dp_size}")
+        out = []
+        for r in range(global_batch // round_size):
+            base = start + r * round_size + self.dp_rank * self.micro_batch_size
+            out.append(list(range(base, base + self.micro_batch_size)))
+        return out
+
+    def next_step(self, global_batch: int) -> StepBatch:
+        start = self.consumed_samples
+        if start + global_batch > len(self.dataset):
+            raise IndexError(f"the dataset holds {len(self.dataset)} samples but the step needs "
+                             f"[{start}, {start + global_batch}); build it with more num_samples")
+        micro = [self._micro_batch(ix) for ix in self.rank_indices(start, global_batch)]
+        sources = self.source_tokens(start, global_batch)
+        self.consumed_samples += global_batch
+        return StepBatch(micro, global_batch, sources)
+
+    def _micro_batch(self, indices: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+        samples = [np.asarray(self.dataset[i], dtype=np.int64) for i in indices]
+        for i, s in zip(indices, samples):
+            if s.shape != (self.seq_length + 1,):
+                raise ValueError(f"sample {i} has shape {s.shape}; the trainer needs "
+                                 f"seq_length + 1 = {self.seq_length + 1} tokens")
+        tokens = torch.from_numpy(np.stack(samples)).to(self.device)
+        return tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+
+    def source_tokens(self, start: int, global_batch: int) -> dict[str, int]:
+        """Tokens per source of a whole global batch. The blend index is deterministic, so every
+        rank computes this without communication."""
+        counts = Counter(self._source_name(self.dataset.source_of(i))
+                         for i in range(start, start + global_batch))
+        return {name: n * self.seq_length for name, n in sorted(counts.items())}
+
+    def _source_name(self, source) -> str:
+        if self.source_names is not None and isinstance(source, (int, np.integer)):
+            return self.source_names[int(source)]
+        return str(source)
+
+    # --- resumable state ---
+    def state_dict(self) -> dict:
+        return {"consumed_samples": self.consumed_samples}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.consumed_samples = int(state["consumed_samples"])
+
+
+def open_manifest(path: str, verify_checksums: bool = True):
+    """Load and verify the blend manifest (shard sha256s, tokenizer) before any compute."""
+    from blending.manifest import load_manifest  # deferred: the model/test code paths don't need it
+
+    log.info("loading manifest %s (verify checksums: %s)", path, verify_checksums)
+    return load_manifest(path, verify_checksums=verify_checksums)
+
+
+def verify_manifest_tokenizer(manifest) -> None:
+    """Refuse a manifest whose tokenizer file no longer matches what it records (sha256,
+    vocab size, EOD id). A tokenizer path that does not exist here cannot be checked: warn."""
+    path = manifest.tokenizer.path
+    if not path or not os.path.exists(path):
+        log.warning("tokenizer %r recorded in the manifest is not on this machine; trusting its "
+                    "recorded sha256/vocab size", path)
+        return
+    from blending.manifest import verify_tokenizer
+    from curation.tokenizer import TextTokenizer
+
+    verify_tokenizer(manifest, TextTokenizer(path))
+    log.info("tokenizer %s matches the manifest (sha256 %s...)", path,
+             manifest.tokenizer.sha256[:12])
+
+
+def manifest_tokenizer(manifest) -> dict:
+    """The manifest's tokenizer record as a dict with vocab_size and eod_id."""
+    tok = manifest.tokenizer
+    if isinstance(tok, dict):
+        return tok
+    return {k: getattr(tok, k) for k in ("path", "sha256", "vocab_size", "eod_id")
+            if hasattr(tok, k)}
+
+
+def manifest_source_names(manifest) -> list[str] | None:
+    sources = getattr(manifest, "sources", None)
+    if sources is None:
+        return None
+    if isinstance(sources, dict):
+        return list(sources)
+    return [getattr(s, "name", str(s)) for s in sources]
+
+
+def build_blended_dataset(manifest, seq_length: int, num_samples: int, seed: int):
+    from blending.sampling import BlendedDataset
+
+    log.info("building blended sample index: %d samples of %d tokens, seed %d",
+             num_samples, seq_length, seed)
+    return BlendedDataset(manifest, seq_length=seq_length, num_samples=num_samples, seed=seed)
