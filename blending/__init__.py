@@ -4,6 +4,9 @@
 - ``blending.spec``: ``load_blend_spec`` → ``BlendSpec`` (YAML in data_manifests/blends)
 - ``blending.manifest``: ``build_manifest`` / ``load_manifest`` / ``verify_tokenizer``
 - ``blending.sampling``: ``BlendedDataset`` (Megatron's greedy blend over GPT samples)
+- ``blending.blend_index``: the greedy blend index, exact and vectorized (parallel in time)
+- ``blending.sample_index``: one source's document/sample/shuffle indices from lengths alone
+- ``blending.index_cache``: indices cached on disk by input hash, memory-mapped on reuse
 - ``blending.cli``: ``mtnlg blend``
 
 Nothing is imported here so ``import blending.spec`` stays cheap.

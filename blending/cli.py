@@ -72,7 +72,7 @@ def realized_table(manifest: Manifest, samples: int) -> str:
     """Target weight vs the share the blend index actually gives over ``samples`` samples."""
     import numpy as np
 
-    from blending.sampling import blend_indices
+    from blending.blend_index import blend_indices
 
     active = [s for s in manifest.sources if s.weight > 0]
     idx, _ = blend_indices([s.weight for s in active], samples)

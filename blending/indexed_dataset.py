@@ -286,7 +286,8 @@ class IndexedDataset:
                                       f"{n_elems} {self.dtype.name} tokens "
                                       f"({n_elems * self.dtype.itemsize} bytes)")
         # np.memmap cannot map an empty file; an empty shard is still a valid shard.
-        self._bin = (np.memmap(bpath, dtype=self.dtype, mode="r") if n_elems
+        # Viewed as a plain ndarray: slices then skip np.memmap's per-slice subclass overhead.
+        self._bin = (np.memmap(bpath, dtype=self.dtype, mode="r").view(np.ndarray) if n_elems
                      else np.empty(0, dtype=self.dtype))
         self.num_tokens = n_elems
 

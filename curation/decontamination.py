@@ -2,10 +2,11 @@
 
 Lowercase word 13-grams of every task text are indexed (task texts of 8 to 12 words are indexed
 whole).  A training document containing an indexed n-gram is split: the n-gram plus
-``cut_chars`` characters on each side is cut out, pieces shorter than ``min_piece_chars`` are
-dropped, and a document split more than ``max_splits`` times is dropped entirely.  N-grams that
-occur ``>= 10`` times in the training corpus are common phrases; the caller counts them and
-passes them as ``ignore`` to ``find_matches``.
+``cut_chars`` characters on each side is cut out, the cut widened outward to sentence
+boundaries (``cut_window``), pieces shorter than ``min_piece_chars`` are dropped, and a document
+split more than ``max_splits`` times is dropped entirely.  N-grams that occur ``>=
+frequent_ngram_count`` times in the training corpus are common phrases; the caller counts them
+over the whole corpus (a separate pass) and passes them as ``ignore`` to ``find_matches``.
 
 Words are tokenized with their character offsets, so a cut maps onto the original text.
 """
@@ -18,6 +19,16 @@ from typing import Iterable, Mapping
 # A word is a run of letters/digits (apostrophes inside words kept).  Punctuation is not part of
 # any word, so "Hello, world!" and "hello world" give the same n-gram.
 _WORD_RE = re.compile(r"\w+(?:'\w+)*")
+
+# A sentence ends at [.!?] (plus closing quotes/brackets) followed by whitespace, or at a
+# paragraph break (a line holding only whitespace).  Abbreviations ("Dr. Smith") also count as
+# ends: a cut that stops early at one is still a full sentence of extra margin on that side.
+_CLOSERS = "\"'\u201d\u2019)\\]"  # inside a character class: ] escaped
+_TERMINATOR = rf"[.!?][{_CLOSERS}]*"
+# Where the next sentence starts: after a terminator and its whitespace, or after a blank line.
+_SENTENCE_START_RE = re.compile(rf"{_TERMINATOR}\s+|\n[ \t]*\n\s*")
+# Where a sentence ends: right after a terminator (followed by whitespace), or at a blank line.
+_SENTENCE_END_RE = re.compile(rf"{_TERMINATOR}(?=\s)|(?=\n[ \t]*\n)")
 
 NGRAM_WORDS = 13
 MIN_TASK_WORDS = 8
@@ -33,7 +44,7 @@ class Match:
 
 @dataclass
 class DecontaminationConfig:
-    """Parameters of the split rule (all confirmed from NVIDIA's code, REFERENCE.md)."""
+    """Parameters of the split rule (the first six confirmed from NVIDIA's code, REFERENCE.md)."""
 
     ngram_words: int = NGRAM_WORDS
     """Words per n-gram."""
@@ -41,19 +52,23 @@ class DecontaminationConfig:
     """Task texts shorter than ``ngram_words`` are matched whole if they have at least this many
     words; shorter ones are ignored (too generic)."""
     cut_chars: int = 200
-    """Characters removed on each side of a match."""
+    """Characters removed on each side of a match (before widening to a sentence boundary)."""
     min_piece_chars: int = 200
-    """Pieces shorter than this after cutting are dropped."""
+    """Pieces shorter than this (after whitespace stripping) are dropped."""
     max_splits: int = 10
     """A document split more than this many times is dropped."""
     frequent_ngram_count: int = 10
-    """N-grams seen this many times or more in the training corpus are ignored."""
+    """N-grams occurring this many times or more in the training corpus (all occurrences in all
+    documents, as NVIDIA's code counts them) are common phrases and ignored."""
+    boundary_window_chars: int = 200
+    """How much further than ``cut_chars`` a cut may reach to end on a sentence boundary; with
+    no boundary in reach it widens only to the nearest whitespace (never cuts inside a word)."""
 
     def __post_init__(self) -> None:
         for name in ("ngram_words", "min_task_words", "max_splits", "frequent_ngram_count"):
             if getattr(self, name) < 1:
                 raise ValueError(f"DecontaminationConfig.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("cut_chars", "min_piece_chars"):
+        for name in ("cut_chars", "min_piece_chars", "boundary_window_chars"):
             if getattr(self, name) < 0:
                 raise ValueError(f"DecontaminationConfig.{name} must be >= 0, got {getattr(self, name)}")
         if self.min_task_words > self.ngram_words:
@@ -68,7 +83,7 @@ def words_with_offsets(text: str) -> list[tuple[str, int, int]]:
 def task_ngrams(text: str, n: int = NGRAM_WORDS, min_words: int = MIN_TASK_WORDS) -> list[str]:
     """The n-grams a task text contributes: all word n-grams, or the whole text if it has
     ``min_words <= words < n``, or nothing if it is shorter."""
-    words = [w for w, _, _ in words_with_offsets(text)]
+    words = _WORD_RE.findall(text.lower())
     if len(words) >= n:
         return [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)]
     if len(words) >= min_words:
@@ -78,17 +93,27 @@ def task_ngrams(text: str, n: int = NGRAM_WORDS, min_words: int = MIN_TASK_WORDS
 
 class TaskNgramIndex(dict):
     """``{ngram: task}`` that also knows which n-gram lengths (in words) it holds, so a
-    document is scanned only for those lengths.  A plain dict works too (lengths recomputed)."""
+    document is scanned only for those lengths, and the first two words of every n-gram, a
+    cheap filter that skips joining n-grams at positions that cannot match.  A plain dict works
+    too (both recomputed per call)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.lengths: set[int] = {k.count(" ") + 1 for k in self}
+        self.lengths: set[int] = set()
+        self.heads: set[str] = set()
+        for k in self:
+            self._note(k)
+
+    def _note(self, key: str) -> None:
+        words = key.split(" ")
+        self.lengths.add(len(words))
+        self.heads.add(" ".join(words[:2]))
 
     def __setitem__(self, key: str, value: str) -> None:
         super().__setitem__(key, value)
-        self.lengths.add(key.count(" ") + 1)
+        self._note(key)
 
-    def __reduce__(self):  # rebuild through __init__ so ``lengths`` exists before items arrive
+    def __reduce__(self):  # rebuild through __init__ so the sets exist before items arrive
         return (type(self), (dict(self),))
 
 
@@ -124,12 +149,23 @@ def find_matches(
     """All occurrences in ``text`` of indexed n-grams not in ``ignore``, in text order."""
     if not index:
         return []
-    lengths = getattr(index, "lengths", None) or {k.count(" ") + 1 for k in index}
+    if isinstance(index, TaskNgramIndex):
+        lengths, heads = index.lengths, index.heads
+    else:
+        lengths = {k.count(" ") + 1 for k in index}
+        heads = {" ".join(k.split(" ")[:2]) for k in index}
     words = words_with_offsets(text)
     tokens = [w for w, _, _ in words]
     matches = []
+    # Positions whose first two words start some indexed n-gram; only there is an n-gram joined.
+    if min(lengths) < 2:  # one-word n-grams (min_task_words=1): no two-word head to test
+        starts = list(range(len(tokens)))
+    else:
+        starts = [i for i in range(len(tokens) - 1) if tokens[i] + " " + tokens[i + 1] in heads]
     for n in sorted(lengths):
-        for i in range(len(tokens) - n + 1):
+        for i in starts:
+            if i + n > len(tokens):
+                break
             ngram = " ".join(tokens[i : i + n])
             task = index.get(ngram)
             if task is not None and ngram not in ignore:
@@ -138,15 +174,50 @@ def find_matches(
     return matches
 
 
-def _cut_window(text: str, m: Match, cut_chars: int) -> tuple[int, int]:
-    """The match +- cut_chars, widened outward to whitespace so no piece starts or ends inside
-    a word (a half word would be a fake token in training)."""
+def _to_whitespace_back(text: str, pos: int) -> int:
+    while pos > 0 and not text[pos - 1].isspace():
+        pos -= 1
+    return pos
+
+
+def _to_whitespace_forward(text: str, pos: int) -> int:
+    while pos < len(text) and not text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def cut_window(text: str, m: Match, cut_chars: int = 200, window: int = 200) -> tuple[int, int]:
+    """The span ``[start, end)`` cut out for match ``m``.
+
+    The match +- ``cut_chars`` (clamped to the text), then widened outward to sentence
+    boundaries so both neighbouring pieces hold whole sentences:
+
+    - start moves back to the start of the sentence containing it: just after the last sentence
+      end (``[.!?]`` + closing quotes, then whitespace) or paragraph break at or before it, at
+      most ``window`` characters back; the text start is a boundary.
+    - end moves forward to the end of the sentence containing it: just after the next ``[.!?]``
+      (+ closing quotes) that is followed by whitespace, or the next paragraph break, at most
+      ``window`` characters on; the text end is a boundary.
+
+    With no boundary in reach a side widens only to the nearest whitespace, so no piece starts
+    or ends inside a word (a half word would be a fake token in training).
+    """
     start = max(0, m.start_char - cut_chars)
-    while start > 0 and not text[start - 1].isspace():
-        start -= 1
+    if start > 0:
+        lo = max(0, start - window)
+        best = -1
+        for b in _SENTENCE_START_RE.finditer(text, lo, start):
+            best = b.end()
+        start = best if best >= 0 else (0 if lo == 0 else _to_whitespace_back(text, start))
     end = min(len(text), m.end_char + cut_chars)
-    while end < len(text) and not text[end].isspace():
-        end += 1
+    if end < len(text):
+        hi = end + window
+        found = next((b.end() for b in _SENTENCE_END_RE.finditer(
+            text, max(end - 1, m.end_char), min(len(text), hi + 1)) if end <= b.end() <= hi), None)
+        if found is not None:
+            end = found
+        else:
+            end = len(text) if hi >= len(text) else _to_whitespace_forward(text, end)
     return start, end
 
 
@@ -156,33 +227,35 @@ def split_document(
     cut_chars: int = 200,
     min_piece_chars: int = 200,
     max_splits: int = 10,
+    boundary_window_chars: int = 200,
 ) -> tuple[list[str] | None, dict]:
-    """Cut every match +- ``cut_chars`` out of ``text``.
+    """Cut every match out of ``text`` (each cut: ``cut_window``).
 
-    Cut windows are widened to whitespace (see ``_cut_window``); overlapping windows merge, and
-    each merged window is one split.  Pieces are whitespace-stripped and those shorter than
-    ``min_piece_chars`` dropped.  Returns ``(pieces, info)``: ``pieces`` is ``None`` when the
-    document is dropped (more than ``max_splits`` splits), may be ``[]`` when every piece was
-    too short, and is ``[text]`` (the same object) when there are no matches.
-    ``info`` has ``matches``, ``splits``, ``pieces_dropped``, ``chars_removed`` and ``tasks``.
+    Overlapping or touching cuts merge, and each merged cut is one split.  Pieces are
+    whitespace-stripped and those shorter than ``min_piece_chars`` dropped.  Returns
+    ``(pieces, info)``: ``pieces`` is ``None`` when the document is dropped (more than
+    ``max_splits`` splits), may be ``[]`` when every piece was too short, and is ``[text]`` (the
+    same object) when there are no matches.  ``info`` has ``matches``, ``splits``,
+    ``pieces_dropped``, ``chars_removed``, ``tasks`` and ``cuts`` (``[start, end, task, ngram]``
+    per merged cut, the first match's task and n-gram).
     """
     info = {"matches": len(matches), "splits": 0, "pieces_dropped": 0, "chars_removed": 0,
-            "tasks": sorted({m.task for m in matches})}
+            "tasks": sorted({m.task for m in matches}), "cuts": []}
     if not matches:
         return [text], info
-    windows: list[list[int]] = []
+    cuts: list[list] = []
     for m in sorted(matches, key=lambda m: m.start_char):
-        start, end = _cut_window(text, m, cut_chars)
-        if windows and start <= windows[-1][1]:
-            windows[-1][1] = max(windows[-1][1], end)
+        start, end = cut_window(text, m, cut_chars, boundary_window_chars)
+        if cuts and start <= cuts[-1][1]:
+            cuts[-1][1] = max(cuts[-1][1], end)
         else:
-            windows.append([start, end])
-    info["splits"] = len(windows)
-    if len(windows) > max_splits:
+            cuts.append([start, end, m.task, m.ngram])
+    info["splits"], info["cuts"] = len(cuts), cuts
+    if len(cuts) > max_splits:
         info["chars_removed"] = len(text)
         return None, info
     pieces, prev = [], 0
-    for start, end in windows + [[len(text), len(text)]]:
+    for start, end, *_ in cuts + [[len(text), len(text)]]:
         piece = text[prev:start].strip()
         if piece:
             if len(piece) >= min_piece_chars:

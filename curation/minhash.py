@@ -1,43 +1,48 @@
 """MinHash signatures and LSH band keys for fuzzy deduplication.
 
-Signatures are bitwise identical to ``datasketch.MinHash(num_perm, seed, hashfunc=shingle_hash,
-scheme=...)`` fed the same shingles (both the default ``affine32`` scheme of datasketch >= 2.0
-and ``legacy``), computed with numpy over all shingles at once instead of one update per
-shingle.
+Shingles are word n-grams (default) or character n-grams of the canonical text (lowercased,
+whitespace-split).  Each shingle gets a fast 32-bit non-cryptographic hash computed with numpy
+for all shingles of a document at once: every word (or character) is hashed once and the n
+hashes of a shingle are combined polynomially mod 2^64, then avalanched with MurmurHash3's
+64-bit finalizer.  ``shingle_hasher(kind)`` is the same function for one shingle string, so
+
+    datasketch.MinHash(num_perm, seed, hashfunc=shingle_hasher(kind), scheme=...)
+
+fed ``shingles(text, n, kind)`` gives bitwise the signature ``text_signature`` computes (both
+the default ``affine32`` scheme of datasketch >= 2.0 and ``legacy``; tests compare them).
 """
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
+from typing import Callable, Literal
 
 import numpy as np
 import xxhash
 
 ShingleKind = Literal["word", "char"]
 
-# Documents with fewer shingles than this are not fuzzy-deduped: their MinHash is too noisy to
-# estimate Jaccard (a 5-shingle document shares 1/5 of itself with anything containing one
-# phrase).  Exact dedup still applies to them.
+# Documents with fewer distinct shingles than this are not fuzzy-deduped: their MinHash is too
+# noisy to estimate Jaccard (a 5-shingle document shares 1/5 of itself with anything containing
+# one phrase).  Exact dedup still applies to them.  Config: dedup.fuzzy.min_shingles.
 MIN_SHINGLES = 10
 
 _MERSENNE_PRIME = np.uint64((1 << 61) - 1)
 _MAX_HASH32 = np.uint64((1 << 32) - 1)
+_M64 = (1 << 64) - 1
+_POLY = 0x100000001B3  # FNV-1a 64-bit prime: the base of the polynomial shingle combination
+_C1, _C2 = 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53  # MurmurHash3 fmix64 constants
 
 
-def shingle_hash(shingle: bytes | str) -> int:
-    """32-bit xxhash of a shingle (UTF-8 encoded if str); pass this as datasketch's hashfunc."""
-    if isinstance(shingle, str):
-        shingle = shingle.encode("utf-8")
-    return xxhash.xxh32_intdigest(shingle)
+def _words(text: str) -> list[str]:
+    return text.lower().split()
 
 
 def shingles(text: str, n: int = 5, kind: ShingleKind = "word") -> set[str]:
     """Word n-grams (lowercase words joined by one space) or character n-grams of the
     whitespace-collapsed lowercase text.  Text shorter than one n-gram yields one shingle of the
     whole text (empty text yields none)."""
-    if n < 1:
-        raise ValueError(f"shingle size n must be >= 1, got {n}")
-    words = text.lower().split()
+    _check_n(n)
+    words = _words(text)
     if kind == "word":
         if len(words) <= n:
             return {" ".join(words)} if words else set()
@@ -47,9 +52,124 @@ def shingles(text: str, n: int = 5, kind: ShingleKind = "word") -> set[str]:
         if len(flat) <= n:
             return {flat} if flat else set()
         return {flat[i : i + n] for i in range(len(flat) - n + 1)}
-    raise ValueError(f"unknown shingle kind {kind!r} (setting 'shingle_kind'); expected 'word' or 'char'")
+    raise _kind_error(kind)
 
 
+def _check_n(n: int) -> None:
+    if n < 1:
+        raise ValueError(f"shingle size must be >= 1 (setting 'ngram'), got {n}")
+
+
+def _kind_error(kind: str) -> ValueError:
+    return ValueError(f"unknown shingle kind {kind!r} (setting 'shingle'); expected 'word' or 'char'")
+
+
+# -- one shingle at a time (the reference definition; datasketch's hashfunc) ------------------
+# A shingle's hash is a polynomial (Horner, base _POLY, mod 2^64) over its units -- the UTF-8
+# bytes of a word shingle, the code points of a character shingle -- avalanched with fmix64 and
+# cut to 32 bits.  Polynomial hashes of all substrings come from one prefix sum, so a whole
+# document is hashed with a few numpy passes instead of one Python call per shingle.
+def _poly_fmix(units) -> int:
+    h = 0
+    for u in units:
+        h = (h * _POLY + u) & _M64
+    h ^= h >> 33
+    h = (h * _C1) & _M64
+    h ^= h >> 33
+    h = (h * _C2) & _M64
+    h ^= h >> 33
+    return h & 0xFFFFFFFF
+
+
+def word_shingle_hash(shingle: str) -> int:
+    """32-bit hash of a word shingle (words joined by one space): polynomial over its UTF-8 bytes."""
+    return _poly_fmix(shingle.encode("utf-8"))
+
+
+def char_shingle_hash(shingle: str) -> int:
+    """32-bit hash of a character shingle: polynomial over its code points."""
+    return _poly_fmix(ord(c) for c in shingle)
+
+
+def shingle_hasher(kind: ShingleKind = "word") -> Callable[[str], int]:
+    """The per-shingle hash function of ``kind``; pass it as datasketch's ``hashfunc``."""
+    if kind == "word":
+        return word_shingle_hash
+    if kind == "char":
+        return char_shingle_hash
+    raise _kind_error(kind)
+
+
+# -- all shingles of a text at once ------------------------------------------------------------
+_POWERS = np.ones(1, dtype=np.uint64)      # _POLY^j mod 2^64
+_INV_POWERS = np.ones(1, dtype=np.uint64)  # _POLY^-j mod 2^64 (_POLY is odd, so invertible)
+
+
+def _cumulative_powers(base: int, size: int) -> np.ndarray:
+    out = np.empty(size, dtype=np.uint64)
+    out[0] = 1
+    np.cumprod(np.full(size - 1, base, dtype=np.uint64), out=out[1:])  # wraps mod 2^64
+    return out
+
+
+def _powers(length: int) -> tuple[np.ndarray, np.ndarray]:
+    global _POWERS, _INV_POWERS
+    if len(_POWERS) < length:
+        size = max(length, 2 * len(_POWERS), 1 << 14)
+        with np.errstate(over="ignore"):
+            _POWERS = _cumulative_powers(_POLY, size)
+            _INV_POWERS = _cumulative_powers(pow(_POLY, -1, 1 << 64), size)
+    return _POWERS, _INV_POWERS
+
+
+def _range_hashes(units: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """_poly_fmix(units[s:e]) for every (s, e), vectorized: P^(e-1) * (T[e] - T[s]) where T is
+    the prefix sum of units[j] * P^-j (all mod 2^64)."""
+    pw, inv = _powers(len(units) + 1)
+    with np.errstate(over="ignore"):
+        prefix = np.zeros(len(units) + 1, dtype=np.uint64)
+        np.cumsum(units * inv[: len(units)], out=prefix[1:])
+        h = (prefix[ends] - prefix[starts]) * pw[ends - 1]
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(_C1)
+        h ^= h >> np.uint64(33)
+        h *= np.uint64(_C2)
+        h ^= h >> np.uint64(33)
+    return (h & _MAX_HASH32).astype(np.uint32)
+
+
+def shingle_hashes(text: str, n: int = 5, kind: ShingleKind = "word") -> np.ndarray:
+    """uint32 hash of every shingle position of ``text`` (repeats included; empty text: none).
+    ``set(shingle_hashes(t)) == {shingle_hasher(kind)(s) for s in shingles(t)}``."""
+    _check_n(n)
+    flat = " ".join(_words(text))
+    if not flat:
+        return np.zeros(0, dtype=np.uint32)
+    if kind == "word":
+        units = np.frombuffer(flat.encode("utf-8"), dtype=np.uint8)
+        spaces = np.flatnonzero(units == 32)
+        if len(spaces) < n:  # n or fewer words: one shingle of the whole text
+            return _range_hashes(units.astype(np.uint64), np.zeros(1, np.int64), np.array([len(units)]))
+        starts = np.concatenate([[0], spaces[: len(spaces) - n + 1] + 1])
+        ends = np.concatenate([spaces[n - 1 :], [len(units)]])
+    elif kind == "char":
+        units = np.frombuffer(flat.encode("utf-32-le"), dtype=np.uint32)
+        count = max(len(units) - n + 1, 1)
+        starts = np.arange(count)
+        ends = np.minimum(starts + n, len(units))
+    else:
+        raise _kind_error(kind)
+    return _range_hashes(units.astype(np.uint64), starts, ends)
+
+
+def distinct_at_least(hashes: np.ndarray, k: int) -> bool:
+    """Whether ``hashes`` holds at least k distinct values (cheap for ordinary documents)."""
+    if len(hashes) < k:
+        return False
+    return len(np.unique(hashes[: 4 * k])) >= k or len(np.unique(hashes)) >= k
+
+
+# -- MinHash ----------------------------------------------------------------------------------
 @lru_cache(maxsize=16)
 def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.ndarray]:
     """The (a, b) permutation parameters datasketch draws for (num_perm, seed, scheme)."""
@@ -67,7 +187,7 @@ def permutations(num_perm: int, seed: int, scheme: str) -> tuple[np.ndarray, np.
         # Odd multipliers make h -> a*h + b mod 2^32 a bijection (datasketch >= 2.0 default).
         a = gen.randint(0, 1 << 31, num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
         b = gen.randint(0, 1 << 32, num_perm, dtype=np.uint32)
-        return a, b
+        return a[:, None].copy(), b[:, None].copy()
     raise ValueError(f"unknown MinHash scheme {scheme!r} (setting 'scheme'); expected 'affine32' or 'legacy'")
 
 
@@ -81,18 +201,16 @@ def _fmix32(h: np.ndarray) -> np.ndarray:
 
 
 # Shingles processed per step: bounds the (num_perm x chunk) intermediate to a few MB.
-_CHUNK = 4096
+_CHUNK = 8192
 
 
-def signature(
-    shingle_set: set[str] | list[str], num_perm: int = 128, seed: int = 1, scheme: str = "affine32"
-) -> np.ndarray:
-    """MinHash signature: uint32 array (affine32) or uint64 array (legacy) of length num_perm.
-    An empty input gives the all-max signature, as an un-updated datasketch MinHash."""
+def signature_from_hashes(hashes: np.ndarray, num_perm: int = 128, seed: int = 1,
+                          scheme: str = "affine32") -> np.ndarray:
+    """MinHash signature of a set given its element hashes (repeats allowed: min ignores them).
+    uint32 (affine32) or uint64 (legacy) array of length num_perm; no hashes: all-max."""
     if num_perm < 1:
-        raise ValueError(f"num_perm must be >= 1, got {num_perm}")
+        raise ValueError(f"num_perm must be >= 1 (setting 'num_perm'), got {num_perm}")
     a, b = permutations(num_perm, seed, scheme)
-    hashes = [shingle_hash(s) for s in shingle_set]
     if scheme == "legacy":
         sig = np.full(num_perm, _MAX_HASH32, dtype=np.uint64)
         hv_all = np.asarray(hashes, dtype=np.uint64)
@@ -105,9 +223,29 @@ def signature(
             if scheme == "legacy":
                 phv = ((a[:, None] * hv + b[:, None]) % _MERSENNE_PRIME) & _MAX_HASH32
             else:
-                phv = a[:, None] * hv + b[:, None]
+                phv = a * hv  # (num_perm, chunk), in place below: one temporary
+                phv += b
             np.minimum(sig, phv.min(axis=1), out=sig)
     return sig
+
+
+def signature(shingle_set, num_perm: int = 128, seed: int = 1, scheme: str = "affine32",
+              kind: ShingleKind = "word") -> np.ndarray:
+    """MinHash signature of a set of shingle strings, hashed by ``shingle_hasher(kind)``."""
+    h = shingle_hasher(kind)
+    return signature_from_hashes(np.fromiter((h(s) for s in shingle_set), dtype=np.uint64),
+                                 num_perm, seed, scheme)
+
+
+def text_signature(text: str, n: int = 5, kind: ShingleKind = "word", num_perm: int = 128,
+                   seed: int = 1, scheme: str = "affine32",
+                   min_shingles: int = MIN_SHINGLES) -> np.ndarray | None:
+    """MinHash signature of a text's shingles (the fast path the pipeline uses), or None when
+    the text has fewer than ``min_shingles`` distinct shingles."""
+    hashes = shingle_hashes(text, n, kind)
+    if not distinct_at_least(hashes, min_shingles):
+        return None
+    return signature_from_hashes(hashes, num_perm, seed, scheme)
 
 
 def estimated_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> float:
@@ -130,9 +268,9 @@ def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
     from scipy.integrate import quad
 
     if not 0.0 < threshold < 1.0:
-        raise ValueError(f"LSH threshold must be in (0, 1), got {threshold}")
+        raise ValueError(f"LSH threshold must be in (0, 1) (setting 'threshold'), got {threshold}")
     if num_perm < 2:
-        raise ValueError(f"num_perm must be >= 2 for LSH, got {num_perm}")
+        raise ValueError(f"num_perm must be >= 2 for LSH (setting 'num_perm'), got {num_perm}")
     best, opt = float("inf"), (0, 0)
     for b in range(1, num_perm + 1):
         for r in range(1, num_perm // b + 1):
@@ -142,6 +280,11 @@ def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
             if error < best:
                 best, opt = error, (b, r)
     return opt
+
+
+def candidate_probability(jaccard: float, bands: int, rows: int) -> float:
+    """P(two documents of true Jaccard s share at least one band) = 1 - (1 - s^r)^b."""
+    return 1.0 - (1.0 - jaccard**rows) ** bands
 
 
 def band_keys(sig: np.ndarray, bands: int, rows: int) -> list[tuple[int, bytes]]:

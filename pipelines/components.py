@@ -36,6 +36,15 @@ def _small_star(element: tuple[Any, Iterable[Any]]):
             yield (m, v)
 
 
+def _count_edges(label: str):
+    counter = beam.metrics.Metrics.counter("connected_components", label)
+
+    def inc(edge):
+        counter.inc()
+        return edge
+    return inc
+
+
 class _Round(beam.PTransform):
     def expand(self, edges):
         large = (
@@ -77,21 +86,40 @@ class _CheckStar(beam.DoFn):
 
 
 class ConnectedComponents(beam.PTransform):
-    """edges (u, v), u != v -> (node, root) for every non-root node of every component."""
+    """edges (u, v), u != v -> (node, root) for every non-root node of every component.
+
+    With ``round_counts=True`` the result is ``{"labels": ..., "rounds": ...}`` where
+    ``rounds`` holds one ``{"round": i, "edges": n}`` per round (round 0: the input edges), the
+    convergence trace the dedup stats report; a component is a star once the count stops
+    changing.  Every round's edge count also goes to the counter ``connected_components/round_XX``.
+    """
 
     def __init__(self, rounds: int, setting: str = "dedup.fuzzy.max_rounds",
-                 label: str | None = None) -> None:
+                 round_counts: bool = False, label: str | None = None) -> None:
         super().__init__(label)
         if rounds < 1:
             raise ValueError(f"{setting} must be >= 1")
-        self.rounds, self.setting = rounds, setting
+        self.rounds, self.setting, self.round_counts = rounds, setting, round_counts
 
     def expand(self, edges):
         edges = (edges
                  | "Orient" >> beam.Map(lambda e: (min(e), max(e)))
                  | "DistinctInput" >> beam.Distinct())
-        for i in range(self.rounds):
-            edges = edges | f"Round{i:02d}" >> _Round()
+        counts = []
+        for i in range(self.rounds + 1):
+            if i:
+                edges = edges | f"Round{i:02d}" >> _Round()
+            edges = edges | f"Count{i:02d}" >> beam.Map(_count_edges(f"round_{i:02d}"))
+            if self.round_counts:
+                counts.append(edges
+                              | f"Size{i:02d}" >> beam.combiners.Count.Globally()
+                              | f"Row{i:02d}" >> beam.Map(lambda n, i=i: {"round": i, "edges": n}))
+        labels = self._check(edges)
+        if self.round_counts:
+            return {"labels": labels, "rounds": counts | "AllRounds" >> beam.Flatten()}
+        return labels
+
+    def _check(self, edges):
         as_parent = edges | "ByParent" >> beam.Map(lambda e: (e[0], e[1]))
         as_child = edges | "ByChild" >> beam.Map(lambda e: (e[1], e[0]))
         return (

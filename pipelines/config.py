@@ -17,6 +17,7 @@ import yaml
 
 from curation.decontamination import DecontaminationConfig
 from curation.language import LanguageConfig
+from curation.quality import QualityConfig
 from curation.sources import SOURCE_BY_SLUG
 
 READERS = ("pile", "warc", "realnews", "cc_stories")
@@ -63,12 +64,23 @@ class FuzzyDedupConfig:
     """Estimated Jaccard at or above which two documents are duplicates."""
     ngram: int = 5
     """Shingle size (n-gram length)."""
-    shingle: str = "char"
-    """``char`` n-grams (NVIDIA's tool: character 5-grams) or ``word`` n-grams."""
+    shingle: str = "word"
+    """``word`` n-grams (default) or ``char`` n-grams (NVIDIA's tool: character 5-grams)."""
+    min_shingles: int = 10
+    """Documents with fewer distinct shingles are not fuzzy-deduplicated (only exact)."""
     bands: int | None = None
-    """LSH bands; with ``rows`` must satisfy bands * rows <= num_perm. Default: derived."""
+    """LSH bands; with ``rows`` must satisfy bands * rows <= num_perm. Default: derived from
+    threshold and num_perm by datasketch's optimal-parameter rule."""
     rows: int | None = None
     seed: int = 1
+    verify: bool = True
+    """Keep a candidate edge only if the estimated Jaccard reaches ``threshold`` (stops
+    transitive chaining through false LSH candidates)."""
+    max_bucket: int = 1000
+    """LSH buckets with more members are oversized (boilerplate): streamed out again under
+    ``bucket_shards`` salted sub-keys instead of held on one worker, and reported."""
+    bucket_shards: int = 64
+    """Salted sub-buckets per oversized bucket."""
     max_rounds: int = 12
     """Upper bound on large-star/small-star rounds; the job fails if components have not
     converged by then (raise it for graphs with very long duplicate chains)."""
@@ -86,8 +98,11 @@ class DecontaminationStage:
     (``curation.decontamination.DecontaminationConfig``; its fields sit flat in the YAML)."""
 
     enabled: bool = True
-    tasks: list[str] = field(default_factory=list)
-    """Globs of task files (JSONL, one ``{"text": ...}`` per line), relative to ``input_root``."""
+    tasks: list[Any] = field(default_factory=list)
+    """Task sources, relative to ``input_root``: a glob of task files (JSONL/Parquet or
+    ``datasets.save_to_disk`` folders; the task is the file's base name and its adapter in
+    ``curation.eval_tasks`` picks the text fields), or a mapping ``{path, task, fields, split}``
+    (``curation.eval_tasks.TaskSource``)."""
     rule: DecontaminationConfig = field(default_factory=DecontaminationConfig)
 
 
@@ -116,8 +131,9 @@ class CurateConfig:
     language: LanguageConfig = field(default_factory=LanguageConfig)
     heuristics: dict[str, Any] = field(default_factory=dict)
     """Overrides of ``curation.heuristics.HeuristicsConfig`` fields."""
-    quality: dict[str, Any] = field(default_factory=dict)
-    """Reserved for the quality classifier stage (not wired into the Beam job yet)."""
+    quality: QualityConfig = field(default_factory=QualityConfig)
+    """The fastText quality classifier stage (``curation.quality.QualityConfig``); off unless
+    ``quality.enabled`` (or ``mtnlg curate --quality-model PATH``)."""
     dedup: DedupConfig = field(default_factory=DedupConfig)
     decontamination: DecontaminationStage = field(default_factory=DecontaminationStage)
     tokenizer: TokenizerConfig = field(default_factory=TokenizerConfig)
@@ -165,6 +181,9 @@ class CurateConfig:
         _positive("dedup.fuzzy.num_perm", f.num_perm)
         _positive("dedup.fuzzy.ngram", f.ngram)
         _positive("dedup.fuzzy.max_rounds", f.max_rounds)
+        _positive("dedup.fuzzy.min_shingles", f.min_shingles)
+        _positive("dedup.fuzzy.max_bucket", f.max_bucket)
+        _positive("dedup.fuzzy.bucket_shards", f.bucket_shards)
         if not 0.0 < f.threshold <= 1.0:
             raise ConfigError(f"dedup.fuzzy.threshold: must be in (0, 1], got {f.threshold!r}")
         if f.shingle not in ("char", "word"):
@@ -182,8 +201,24 @@ class CurateConfig:
             raise ConfigError("decontamination.tasks: required when decontamination is enabled")
         if d.enabled and check_paths:
             for p in d.tasks:
+                p = p.get("path", "") if isinstance(p, dict) else p
                 if not _matches(p):
                     raise ConfigError(f"decontamination.tasks: {p!r} matches no file")
+        if d.enabled:
+            from curation.eval_tasks import task_source
+
+            for i, t in enumerate(d.tasks):
+                try:
+                    task_source(t)
+                except ValueError as e:
+                    raise ConfigError(f"decontamination.tasks[{i}]: {e}") from None
+        unknown = [s for s in self.quality.sources if s not in SOURCE_BY_SLUG]
+        if unknown:
+            raise ConfigError(f"quality.sources: unknown source {unknown[0]!r}")
+        if (check_paths and self.quality.enabled and not _is_remote(self.quality.model_path)
+                and not os.path.isfile(self.quality.model_path)):
+            raise ConfigError(f"quality.model_path: {self.quality.model_path!r} does not exist "
+                              "(train one with `mtnlg quality train`)")
         _positive("tokenizer.min_tokens", self.tokenizer.min_tokens)
         _positive("tokenizer.batch_size", self.tokenizer.batch_size)
         if check_paths and not _is_remote(self.tokenizer.path) and not os.path.exists(self.tokenizer.path):
@@ -264,7 +299,8 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
     dedup = dict(dedup)
     fuzzy = _build(FuzzyDedupConfig, dedup.pop("fuzzy", None), "dedup.fuzzy")
     dedup_cfg = _build(DedupConfig, {**dedup, "fuzzy": fuzzy}, "dedup")
-    sections = {"language": LanguageConfig, "tokenizer": TokenizerConfig, "shards": ShardConfig}
+    sections = {"language": LanguageConfig, "tokenizer": TokenizerConfig, "shards": ShardConfig,
+                "quality": QualityConfig}
     built = {k: _build(cls, data.pop(k, None), k) for k, cls in sections.items()}
     decon = data.pop("decontamination", None) or {}
     if not isinstance(decon, dict):
@@ -280,8 +316,12 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
     cfg.input_root = root if _is_remote(root) else os.path.abspath(_join(base_dir, root))
     for spec in cfg.inputs:
         spec.paths = [_join(cfg.input_root, p) for p in spec.paths]
-    cfg.decontamination.tasks = [_join(cfg.input_root, p) for p in cfg.decontamination.tasks]
+    cfg.decontamination.tasks = [
+        {**t, "path": _join(cfg.input_root, str(t.get("path", "")))} if isinstance(t, dict)
+        else _join(cfg.input_root, t) for t in cfg.decontamination.tasks]
     cfg.tokenizer.path = _join(os.path.abspath(base_dir), cfg.tokenizer.path)
+    if cfg.quality.model_path:  # like the tokenizer: relative to the config file's folder
+        cfg.quality.model_path = _join(os.path.abspath(base_dir), cfg.quality.model_path)
     return cfg.validate(check_paths=check_paths)
 
 

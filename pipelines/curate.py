@@ -32,15 +32,18 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipelines.common import DEAD_LETTER
 from pipelines.config import ConfigError, CurateConfig, load_config
-from pipelines.decontaminate import Decontaminate
+from pipelines.decontaminate import Decontaminate, WriteCuts
 from pipelines.dedup import ExactDedup
+from pipelines.dedup_stats import WriteDedupOutputs
 from pipelines.filters import HeuristicsFn, LanguageFn, Normalize
 from pipelines.common import ApplyFilter
 from pipelines.fuzzy import FuzzyDedup
+from pipelines.quality import QualityFn
 from pipelines.read import ReadInputs
 from pipelines import report
-from pipelines.sinks import WriteDeadLetters, WriteGroups, WriteRemoved, WriteShards, is_remote, join
-from pipelines.stats import ReadCounts, StatsRows, WriteStats
+from pipelines.sinks import (WriteDeadLetters, WriteGroups, WriteRemoved, WriteShards, is_remote, join,
+                             write_counters)
+from pipelines.stats import ReadCounts, StatsRows, WriteContaminationStats, WriteStats
 from pipelines.tokenize import Tokenize
 
 SHARD_SCHEMA = pa.schema([
@@ -61,6 +64,7 @@ def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) ->
             for k in ("docs", "removed", DEAD_LETTER)}
     _ = read | "ReadCounts" >> ReadCounts(run_dir)
     removed, groups = [read["removed"]], []
+    dedup_extra = {"inputs": [], "buckets": [], "rounds": []}  # dedup stats inputs (dedup_stats.py)
 
     docs = read["docs"] | "Normalize" >> Normalize()
     out = docs | "Language" >> ApplyFilter(LanguageFn(cfg.language), cfg.skip_sources.get("language", ()))
@@ -68,20 +72,31 @@ def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) ->
     out = out["kept"] | "Heuristics" >> ApplyFilter(HeuristicsFn(cfg.heuristics), cfg.skip_sources.get("heuristics", ()))
     removed.append(out["removed"])
     docs = out["kept"]
+    if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
+        from curation.quality import file_sha256
+
+        out = docs | "Quality" >> ApplyFilter(QualityFn(cfg.quality, file_sha256(cfg.quality.model_path)))
+        removed.append(out["removed"])
+        docs = out["kept"]
     if cfg.dedup.exact:
         out = docs | "ExactDedup" >> ExactDedup(cfg.priority)
         removed.append(out["removed"])
         groups.append(out["groups"])
+        dedup_extra["inputs"].append(out["inputs"])
         docs = out["kept"]
     if cfg.dedup.fuzzy.enabled:
         out = docs | "FuzzyDedup" >> FuzzyDedup(cfg.dedup.fuzzy, cfg.priority)
         removed.append(out["removed"])
         groups.append(out["groups"])
+        for k in dedup_extra:
+            dedup_extra[k].append(out[k])
         docs = out["kept"]
     if cfg.decontamination.enabled and cfg.decontamination.tasks:
         out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks,
                                                       cfg.decontamination.rule)
         removed.append(out["removed"])
+        _ = out["cuts"] | "WriteCuts" >> WriteCuts(run_dir)
+        _ = out | "ContaminationStats" >> WriteContaminationStats(run_dir)
         docs = out["kept"]
     tok = cfg.tokenizer
     out = docs | "Tokenize" >> Tokenize(tok.path, tok.min_tokens, tok.batch_size)
@@ -96,7 +111,9 @@ def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) ->
     _ = all_removed | "WriteRemoved" >> WriteRemoved(run_dir, cfg.removed_sample)
     _ = read[DEAD_LETTER] | "WriteDeadLetters" >> WriteDeadLetters(run_dir)
     if groups:
-        _ = groups | "AllGroups" >> beam.Flatten() | "WriteGroups" >> WriteGroups(run_dir)
+        dedup_in = {k: v | f"AllDedup_{k}" >> beam.Flatten() for k, v in dedup_extra.items() if v}
+        dedup_in["groups"] = groups | "AllGroups" >> beam.Flatten()
+        _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(run_dir)
     rows = ({"kept": tokenized, "removed": all_removed, "dead_letter": read[DEAD_LETTER]}
             | "StatsRows" >> StatsRows())
     _ = rows | "Stats" >> WriteStats(run_dir)
@@ -109,7 +126,34 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--output", required=True, help="RUN directory (local path or gs://...)")
     p.add_argument("--input-root", default=None,
                    help="root of relative input paths (default: the config's input_root, else its folder)")
+    p.add_argument("--quality-model", default=None,
+                   help="fastText quality model (mtnlg quality train); sets quality.model_path "
+                        "and turns the quality stage on")
     return p.parse_known_args(argv)
+
+
+def _quality_model(cfg: CurateConfig, override: str | None) -> dict | None:
+    """Apply ``--quality-model`` and check the model loads: ``{path, sha256, card}`` for run.json,
+    or ``ConfigError`` for a missing or corrupt model (so the run fails before reading input)."""
+    from curation.quality import QualityModelError, model_info
+
+    if override:
+        cfg.quality.model_path, cfg.quality.enabled = os.path.abspath(override), True
+    if not cfg.quality.enabled:
+        return None
+    try:
+        info = model_info(cfg.quality.model_path)
+    except QualityModelError as e:
+        raise ConfigError(str(e)) from None
+    card = os.path.join(os.path.dirname(info["path"]), "model_card.json")
+    if os.path.exists(card):  # the held-out metrics travel with the run
+        import json
+
+        with open(card, encoding="utf-8") as f:
+            c = json.load(f)
+        if c.get("model", {}).get("sha256") == info["sha256"]:
+            info["card"] = {"path": card, "metrics": c.get("metrics", {})}
+    return info
 
 
 def pipeline_options(beam_args: list[str]) -> PipelineOptions:
@@ -146,6 +190,7 @@ def run(argv: list[str] | None = None) -> int:
     run_dir = args.output if is_remote(args.output) else os.path.abspath(args.output)
     try:
         cfg = load_config(args.config, input_root=args.input_root)
+        quality = _quality_model(cfg, args.quality_model)  # before any input is read
         prepare_output(run_dir)
     except ConfigError as e:
         print(f"mtnlg curate: config error: {e}", file=sys.stderr)
@@ -155,8 +200,11 @@ def run(argv: list[str] | None = None) -> int:
     tokenizer = load_tokenizer(cfg.tokenizer.path)
     options = pipeline_options(beam_args)
     started, t0 = dt.datetime.now(dt.timezone.utc), time.perf_counter()
-    with beam.Pipeline(options=options) as p:
-        build(p, cfg, run_dir, tokenizer.vocab_size)
+    p = beam.Pipeline(options=options)
+    build(p, cfg, run_dir, tokenizer.vocab_size)
+    result = p.run()
+    result.wait_until_finish()
+    write_counters(result, run_dir)  # Beam counters per stage/source/reason -> stats/counters.json
     wall = time.perf_counter() - t0
     stats = join(run_dir, "stats")
     acc = report.accounting(report.read_parquet_rows(join(stats, "counts.parquet")),
@@ -171,6 +219,7 @@ def run(argv: list[str] | None = None) -> int:
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "wall_seconds": round(wall, 3),
         "tokenizer": tokenizer.info(),
+        "quality_model": quality,
         **acc,
         "accounting_ok": True,
     }

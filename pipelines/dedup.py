@@ -1,9 +1,13 @@
 """Exact deduplication across all sources: one survivor per canonical-text hash.
 
-Documents are keyed by ``text_hash`` and grouped; the member with the smallest
-``keep_rank`` (source priority, quality, length, id) is kept, the others are removed at stage
-``exact_dedup`` with reason ``duplicate`` and ``detail={"kept": <kept id>}``.  Groups with more
-than one member are also emitted as rows for ``dedup/`` (one row per member).
+Documents are keyed by ``text_hash`` and grouped; the member with the smallest ``keep_rank``
+(source priority, quality, length, id) is kept, the others are removed at stage
+``exact_dedup`` with reason ``duplicate`` and ``detail={"kept": <id>, "kept_source": <source>}``.
+Groups with more than one member are also emitted as ``dedup_stats.group_row`` rows.
+
+A boilerplate text repeated a million times is one hot key: ``KeepBestFn`` streams over the
+group twice (find the best, then decide each member) and never holds more than one document
+besides the best, so a hot group costs one worker time, not memory.
 """
 from __future__ import annotations
 
@@ -14,8 +18,10 @@ import apache_beam as beam
 from curation.document import Document, Removal
 from curation.exact_dedup import keep_rank, text_hash
 from pipelines.common import REMOVED, count
+from pipelines.dedup_stats import KEPT_REASON, group_row
 
 GROUPS = "groups"
+INPUTS = "inputs"
 
 
 def priority_map(priority: list[str] | None) -> dict[str, int] | None:
@@ -34,24 +40,32 @@ class KeepBestFn(beam.DoFn):
 
     def process(self, element: tuple[str, Iterable[Document]]):
         key, docs = element
-        docs = sorted(docs, key=lambda d: keep_rank(d, self.priority))
-        best = docs[0]
+        best, best_rank, size = None, None, 0
+        for d in docs:  # pass 1: the keep rule's winner and the group size
+            size += 1
+            rank = keep_rank(d, self.priority)
+            if best is None or rank < best_rank:
+                best, best_rank = d, rank
         count(self.stage, best.source, "kept")
         yield best
-        if len(docs) == 1:
+        if size == 1:
             return
-        for d in docs:
-            yield beam.pvalue.TaggedOutput(GROUPS, {
-                "kind": "exact", "group": key, "id": d.id, "source": d.source,
-                "kept": d is best, "kept_id": best.id, "similarity": 1.0})
-        for d in docs[1:]:
+        yield beam.pvalue.TaggedOutput(GROUPS, group_row(
+            "exact", key, best.id, best.source, best.id, best.source, size, KEPT_REASON, 1.0))
+        if size > 1000:
+            count(self.stage, "all", "hot_group_over_1000")
+        for d in docs:  # pass 2 over the re-iterable group
+            if d.id == best.id:
+                continue
             count(self.stage, d.source, "removed", "duplicate")
+            yield beam.pvalue.TaggedOutput(GROUPS, group_row(
+                "exact", key, d.id, d.source, best.id, best.source, size, "duplicate", 1.0))
             yield beam.pvalue.TaggedOutput(REMOVED, Removal(
                 d, self.stage, "duplicate", {"kept": best.id, "kept_source": best.source}))
 
 
 class ExactDedup(beam.PTransform):
-    """docs -> ``{"kept", "removed", "groups"}``."""
+    """docs -> ``{"kept", "removed", "groups", "inputs"}`` (inputs: ``("exact", source)`` per doc)."""
 
     def __init__(self, priority: list[str] | None = None, label: str | None = None) -> None:
         super().__init__(label)
@@ -65,4 +79,5 @@ class ExactDedup(beam.PTransform):
             | "KeepBest" >> beam.ParDo(KeepBestFn(self.priority)).with_outputs(
                 REMOVED, GROUPS, main="kept")
         )
-        return {"kept": out.kept, "removed": out[REMOVED], "groups": out[GROUPS]}
+        inputs = docs | "InputSources" >> beam.Map(lambda d: ("exact", d.source))
+        return {"kept": out.kept, "removed": out[REMOVED], "groups": out[GROUPS], INPUTS: inputs}

@@ -181,3 +181,31 @@ class WriteGroups(beam.PTransform):
     def expand(self, rows):
         return rows | "Write" >> beam.io.WriteToParquet(
             join(self.run_dir, "dedup", "groups"), GROUP_SCHEMA, file_name_suffix=".parquet")
+
+
+def counters_rows(result) -> list[dict]:
+    """The job's ``curate`` counters as rows ``{stage, source, outcome, reason, value}``
+    (committed values where the runner reports them, else attempted)."""
+    from apache_beam.metrics.metric import MetricsFilter
+
+    from pipelines.common import NAMESPACE
+
+    rows = []
+    for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
+        parts = c.key.metric.name.split("/", 3) + [None] * 3
+        value = c.committed if c.committed is not None else c.attempted
+        rows.append({"stage": parts[0], "source": parts[1], "outcome": parts[2], "reason": parts[3],
+                     "value": int(value or 0)})
+    return sorted(rows, key=lambda r: (r["stage"], r["source"] or "", r["outcome"] or "", r["reason"] or ""))
+
+
+def write_counters(result, run_dir: str) -> str | None:
+    """Write the Beam counters to ``stats/counters.json``; runners that report no metrics
+    (some portable runners) give an empty list, never an error."""
+    try:
+        rows = counters_rows(result)
+    except Exception:  # noqa: BLE001 - metrics are a report, never a reason to fail a run
+        rows = []
+    path = join(run_dir, "stats", "counters.json")
+    write_bytes(path, json.dumps({"namespace": "curate", "counters": rows}, indent=1).encode() + b"\n")
+    return path

@@ -130,3 +130,28 @@ class ReadCounts(beam.PTransform):
                 | "PerSource" >> beam.combiners.Count.PerElement()
                 | "ReadRows" >> beam.MapTuple(lambda s, n: {"source": s, "read": n})
                 | "Write" >> _single_parquet(join(self.run_dir, "stats", "read_counts.parquet"), READ_SCHEMA))
+
+
+CONTAMINATION_SCHEMA = pa.schema([
+    ("task", pa.string()), ("source", pa.string()), ("action", pa.string()), ("documents", pa.int64()),
+])
+CONTAMINATION_TASK_SCHEMA = pa.schema([("task", pa.string())] + [(c, pa.int64()) for c in (
+    "ngrams", "frequent_ngrams", "matches", "documents_split", "documents_removed", "pieces_dropped")])
+
+
+class WriteContaminationStats(beam.PTransform):
+    """``Decontaminate``'s stats -> ``stats/contamination.parquet`` (task, source, action,
+    documents; docs/stats-schema.md) and ``stats/contamination_tasks.parquet`` (one row per task:
+    n-grams indexed, frequent n-grams ignored, matches, documents split/removed, pieces dropped)."""
+
+    def __init__(self, run_dir: str, label: str | None = None):
+        super().__init__(label)
+        self.run_dir = run_dir
+
+    def expand(self, outputs):
+        stats = join(self.run_dir, "stats")
+        _ = outputs["contamination"] | "PerTaskSource" >> _single_parquet(
+            join(stats, "contamination.parquet"), CONTAMINATION_SCHEMA)
+        _ = outputs["tasks"] | "PerTask" >> _single_parquet(
+            join(stats, "contamination_tasks.parquet"), CONTAMINATION_TASK_SCHEMA)
+        return outputs["tasks"].pipeline

@@ -96,3 +96,68 @@ def test_missing_paths(tmp_path):
         load_tokenizer(str(tmp_path / "nope"))
     with pytest.raises(FileNotFoundError, match="neither"):
         load_tokenizer(str(tmp_path))
+
+
+# --- any tokenizer.json by path; `mtnlg tokenizer train` ---------------------------------------
+
+def _corpus(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    words = ("the data blend curated shard token epoch sample weight source corpus crawl "
+             "megatron deepspeed training café naïve 日本語 données ✓").split()
+    return [" ".join(rng.choice(words, size=int(rng.integers(5, 60)))) + "." for _ in range(n)]
+
+
+def _write_inputs(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    docs = _corpus()
+    (tmp_path / "in" / "a").mkdir(parents=True)
+    pq.write_table(pa.table({"id": list(range(200)), "text": docs[:200]}),
+                   tmp_path / "in" / "a" / "part-0.parquet")
+    (tmp_path / "in" / "story.txt").write_text("\n".join(docs[200:]), encoding="utf-8")
+    return [str(tmp_path / "in" / "*" / "*.parquet"), str(tmp_path / "in" / "story.txt")]
+
+
+def test_train_is_deterministic_and_loads_by_path(tmp_path, capsys):
+    from curation.tokenizer_train import main
+
+    inputs = _write_inputs(tmp_path)
+    assert main(inputs + ["--vocab-size", "400", "--output", str(tmp_path / "t1.json")]) == 0
+    assert "vocab_size=" in capsys.readouterr().out
+    (tmp_path / "dir").mkdir()
+    assert main(inputs + ["--vocab-size", "400", "--output", str(tmp_path / "dir")]) == 0
+    one, two = (tmp_path / "t1.json").read_bytes(), (tmp_path / "dir" / "tokenizer.json").read_bytes()
+    assert one == two  # same text, same settings -> same bytes -> same sha256
+    tok = load_tokenizer(str(tmp_path / "t1.json"))
+    assert tok.sha256 == hashlib.sha256(one).hexdigest()
+    assert tok.eod_id == 0 and 257 <= tok.vocab_size <= 400
+    cfg = json.loads(one)
+    assert cfg["pre_tokenizer"]["type"] == "ByteLevel" and cfg["model"]["type"] == "BPE"
+    # Learned merges make frequent words single tokens; unseen bytes still encode (byte level).
+    assert len(tok.encode("the")) == 1
+    for text in ["the curated shard", "unseen ЖЖЖ 🙂 <|endoftext|>", ""]:
+        ids = tok.encode(text, append_eod=True)
+        assert ids[-1] == 0 and 0 not in ids[:-1].tolist() and ids.max() < tok.vocab_size
+        assert tok.decode(ids[:-1]) == text
+    # It fits the manifest the same way GPT-2 does.
+    from blending.indexed_dataset import dtype_for_vocab
+    assert dtype_for_vocab(tok.vocab_size) == np.uint16
+
+
+def test_train_errors(tmp_path, capsys):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from curation.tokenizer_train import main
+
+    assert main([str(tmp_path / "missing.txt"), "--output", str(tmp_path / "t.json")]) == 1
+    assert "does not exist" in capsys.readouterr().err
+    pq.write_table(pa.table({"body": ["x"]}), tmp_path / "p.parquet")
+    assert main([str(tmp_path / "p.parquet"), "--output", str(tmp_path / "t.json")]) == 1
+    assert "no column 'text'" in capsys.readouterr().err
+    (tmp_path / "a.txt").write_text("hello")
+    assert main([str(tmp_path / "a.txt"), "--vocab-size", "100", "--output",
+                 str(tmp_path / "t.json")]) == 1
+    assert "at least 257" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()

@@ -19,6 +19,9 @@ from training.model import PRESETS, GPTConfig
 from training.schedule import BatchRampup, LRSchedule
 
 DTYPES = ("float32", "bfloat16")
+PP_SCHEDULES = ("1f1b", "interleaved_1f1b")
+DATA_PARALLEL = ("allreduce", "fsdp")
+AC_MODES = ("none", "full", "selective")
 
 
 @dataclass
@@ -74,9 +77,26 @@ class TrainConfig:
     dp: int = -1
     """Data-parallel degree; -1 means world_size / (pp * tp)."""
     pp: int = 1
-    """Pipeline-parallel degree (MT-NLG: 35). Not yet supported above 1."""
+    """Pipeline-parallel degree (MT-NLG: 35). Layers are split evenly over pp * virtual_stages
+    stages; the number of micro-batches per step must be >= pp for 1F1B."""
     tp: int = 1
-    """Tensor-parallel degree (MT-NLG: 8). Not yet supported above 1."""
+    """Tensor-parallel degree (MT-NLG: 8), with sequence parallelism and a vocab-parallel loss."""
+    pp_schedule: str = "1f1b"
+    """Pipeline schedule: 1f1b, or interleaved_1f1b (Narayanan et al. 2021, needs
+    virtual_stages >= 2)."""
+    virtual_stages: int = 1
+    """Pipeline stages held by each pp rank (the interleaved schedule's model chunks)."""
+    data_parallel: str = "allreduce"
+    """allreduce: replicated parameters, gradients averaged over dp once per step (MT-NLG's
+    setting); fsdp: FSDP2 fully_shard over dp (bf16 parameters and fp32 gradient reduction when
+    dtype is bfloat16)."""
+    activation_checkpoint: str = "none"
+    """Recompute activations in backward: none, full (every block, MT-NLG's setting), or
+    selective (keep matmul and attention outputs, recompute the cheap element-wise ops)."""
+    compile: bool = False
+    """torch.compile each transformer block."""
+    export_hf: bool = False
+    """At the end, also write OUTPUT_DIR/hf: a GPT-2-compatible config.json + model.safetensors."""
 
     # --- bookkeeping ---
     seed: int = 1234
@@ -135,6 +155,16 @@ class TrainConfig:
         need(self.dp == -1 or self.dp > 0, "dp", "must be > 0, or -1 to infer")
         need(self.pp > 0, "pp", "must be > 0")
         need(self.tp > 0, "tp", "must be > 0")
+        need(self.pp_schedule in PP_SCHEDULES, "pp_schedule", f"must be one of {PP_SCHEDULES}")
+        need(self.virtual_stages > 0, "virtual_stages", "must be > 0")
+        need(self.pp_schedule != "interleaved_1f1b" or self.virtual_stages > 1, "virtual_stages",
+             "must be >= 2 with pp_schedule: interleaved_1f1b")
+        need(self.pp_schedule != "1f1b" or self.virtual_stages == 1, "virtual_stages",
+             "must be 1 with pp_schedule: 1f1b (use interleaved_1f1b for more)")
+        need(self.data_parallel in DATA_PARALLEL, "data_parallel",
+             f"must be one of {DATA_PARALLEL}")
+        need(self.activation_checkpoint in AC_MODES, "activation_checkpoint",
+             f"must be one of {AC_MODES}")
         need(self.checkpoint_interval >= 0, "checkpoint_interval", "must be >= 0")
         need(self.log_interval > 0, "log_interval", "must be > 0")
         model = self.model_config()
@@ -165,6 +195,22 @@ class TrainConfig:
     def batch_rampup(self) -> BatchRampup:
         return BatchRampup(self.global_batch_size, self.rampup_batch_start,
                            self.rampup_batch_increment, self.rampup_tokens)
+
+    def check_layout(self, dp: int, pp: int) -> None:
+        """The (dp, pp) layout fits the batch sizes and the model's layers."""
+        self.check_dp(dp)
+        n_stages = pp * self.virtual_stages
+        n_layers = self.model_config().n_layers
+        if pp > 1 and n_layers < n_stages:
+            raise ValueError(f"pp: {n_layers} layers cannot fill pp * virtual_stages = "
+                             f"{pp} * {self.virtual_stages} = {n_stages} stages")
+        if pp > 1:
+            smallest = self.rampup_batch_start or self.global_batch_size
+            n_micro = smallest // (self.micro_batch_size * dp)
+            if self.pp_schedule == "1f1b" and n_micro < pp:
+                raise ValueError(f"global_batch_size: a step of {smallest} sequences gives "
+                                 f"{n_micro} micro-batches per pipeline, fewer than pp = {pp}; "
+                                 f"1F1B needs at least pp micro-batches")
 
     def check_dp(self, dp: int) -> None:
         """Every global batch the run can see must split evenly into micro-batches on dp ranks."""

@@ -14,8 +14,11 @@ This file never imports torch.distributed: parallelism is applied afterwards by
   layout independent);
 * q, k, v are separate Linear modules and attention reshapes with ``-1`` heads, so column-wise
   tensor parallelism can shard them without touching this file;
-* ``tok_embeddings`` / ``norm`` may be set to ``None`` on middle/last pipeline stages: forward then
-  takes or returns hidden states instead of tokens/logits.
+* the output projection is its own ``output`` Linear whose weight *is* ``tok_embeddings.weight``
+  (tied). A pipeline split sets ``tok_embeddings``/``pos_embeddings`` to ``None`` on all but the
+  first stage and ``norm``/``output`` to ``None`` on all but the last; the last stage then keeps
+  the tied weight as ``output.weight`` (Megatron's copy on the last stage). Forward takes or
+  returns hidden states where a piece is missing.
 """
 
 from __future__ import annotations
@@ -160,6 +163,9 @@ class GPT(nn.Module):
         self.pos_embeddings = nn.Embedding(cfg.max_seq_length, cfg.hidden)
         self.layers = nn.ModuleDict({str(i): Block(cfg) for i in range(cfg.n_layers)})
         self.norm = nn.LayerNorm(cfg.hidden, eps=cfg.norm_eps)
+        # meta: no init (and no RNG draw) for a weight that is replaced by the tied one
+        self.output = nn.Linear(cfg.hidden, self.vocab_size, bias=False, device="meta")
+        self.output.weight = self.tok_embeddings.weight  # tied input/output embeddings
         self.init_weights()
 
     def init_weights(self) -> None:
@@ -175,14 +181,9 @@ class GPT(nn.Module):
             else:
                 nn.init.normal_(p, mean=0.0, std=std)
 
-    def output_weight(self) -> torch.Tensor:
-        # Tied: the output projection is the input embedding (Megatron keeps a synced copy on the
-        # last pipeline stage; that belongs to the pipeline split, not here).
-        return self.tok_embeddings.weight
-
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """tokens [B, T] int64 -> logits [B, T, padded_vocab] (or hidden states on a stage that
-        lacks the embedding or the final norm)."""
+        """tokens [B, T] int64 -> logits [B, T, padded_vocab] (or hidden states in/out on a
+        pipeline stage that lacks the embeddings or the output)."""
         if self.tok_embeddings is not None:
             T = tokens.shape[1]
             if T > self.cfg.max_seq_length:
@@ -195,9 +196,9 @@ class GPT(nn.Module):
             h = tokens
         for layer in self.layers.values():
             h = layer(h)
-        if self.norm is None:
-            return h
-        return F.linear(self.norm(h), self.output_weight())
+        if self.norm is not None:
+            h = self.norm(h)
+        return self.output(h) if self.output is not None else h
 
 
 def cross_entropy_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:

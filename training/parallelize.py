@@ -1,10 +1,11 @@
 """Parallelism: the (dp, pp, tp) mesh arithmetic and the step that applies parallelism to a plain
-model, in torchtitan's fixed order: tensor parallel -> activation checkpointing -> compile ->
-data parallel (pipeline splitting happens before, on the plain model).
+model (or one pipeline stage of it), in torchtitan's fixed order:
 
-Today only data parallelism is implemented (DDP over the mesh's "dp" group: gradient all-reduce,
-gloo on CPU, NCCL on GPU). Tensor and pipeline parallelism have their seams here
-(`apply_tp`, `split_pipeline`) and fail loudly when asked for, rather than being silently ignored.
+    tensor parallel -> activation checkpointing -> torch.compile -> data parallel
+
+Each step runs behind a guard and says so in the log. Pipeline splitting (``training.pipeline``)
+happens before, on the plain model; the parameter names of the plain model never change, so
+checkpoints hold the plain names whatever the layout.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass
+from functools import partial
 
 import torch
 import torch.distributed as dist
@@ -72,50 +74,130 @@ class ParallelDims:
                                 mesh_dim_names=("dp", "pp", "tp"))
 
 
-def check_supported(dims: ParallelDims) -> None:
-    """Refuse layouts this trainer cannot run yet, naming the setting."""
-    if dims.tp_enabled:
-        raise NotImplementedError(
-            f"tensor parallelism (tp={dims.tp}) is not yet supported by this trainer; set tp: 1 "
-            f"(--tp 1) and use data parallelism")
-    if dims.pp_enabled:
-        raise NotImplementedError(
-            f"pipeline parallelism (pp={dims.pp}) is not yet supported by this trainer; set pp: 1 "
-            f"(--pp 1) and use data parallelism")
-
-
-def split_pipeline(model: nn.Module, mesh: DeviceMesh, dims: ParallelDims) -> nn.Module:
-    """Seam for pipeline parallelism: keep this stage's layers (by global index), drop the rest,
-    and build a `torch.distributed.pipelining` schedule. Not implemented yet."""
-    if dims.pp_enabled:
-        raise NotImplementedError("pipeline parallelism is not yet supported (set pp: 1)")
-    return model
-
-
 def apply_tp(model: nn.Module, tp_mesh: DeviceMesh) -> None:
-    """Seam for tensor parallelism: `parallelize_module` with wq/wk/wv/fc1 column-wise and
-    wo/fc2 row-wise, sequence parallel norms, `loss_parallel`. Not implemented yet."""
-    raise NotImplementedError("tensor parallelism is not yet supported (set tp: 1)")
+    """Megatron tensor parallelism with sequence parallelism, on a plain GPT or a stage of it.
+
+    Vocab-parallel embedding (row-wise), q/k/v and fc1 column-wise, wo and fc2 row-wise with a
+    reduce-scatter onto the sequence dimension; LayerNorms run sequence-parallel; the (tied)
+    output projection is column-wise and leaves its logits sharded over the vocabulary for
+    ``loss_parallel``. Between blocks the residual stream is a plain tensor holding this rank's
+    1/tp of the sequence.
+    """
+    from torch.distributed.tensor import Replicate, Shard
+    from torch.distributed.tensor.parallel import (ColwiseParallel, PrepareModuleInput,
+                                                   RowwiseParallel, SequenceParallel,
+                                                   parallelize_module)
+
+    plan = {}
+    if model.tok_embeddings is not None:
+        # Replicated output so the (replicated) learned positions can be added; the first block
+        # then keeps its sequence slice (a local chunk, no communication).
+        plan["tok_embeddings"] = RowwiseParallel(input_layouts=Replicate(),
+                                                 output_layouts=Replicate())
+        first = next(iter(model.layers))
+        plan[f"layers.{first}"] = PrepareModuleInput(input_layouts=(Replicate(),),
+                                                     desired_input_layouts=(Shard(1),),
+                                                     use_local_output=True)
+    if model.norm is not None:
+        plan["norm"] = SequenceParallel()
+    if model.output is not None:
+        plan["output"] = ColwiseParallel(input_layouts=Shard(1), output_layouts=Shard(-1),
+                                         use_local_output=False)
+    parallelize_module(model, tp_mesh, plan)
+    if model.tok_embeddings is not None and model.output is not None:
+        # Both styles swapped in their own DTensor parameter: tie them again (same Shard(0)).
+        model.output.weight = model.tok_embeddings.weight
+    gather_seq = partial(PrepareModuleInput, input_layouts=(Shard(1),),
+                         desired_input_layouts=(Replicate(),))
+    for block in model.layers.values():
+        parallelize_module(block, tp_mesh, {
+            "attn_norm": SequenceParallel(),
+            "attn": gather_seq(),
+            "attn.wq": ColwiseParallel(),
+            "attn.wk": ColwiseParallel(),
+            "attn.wv": ColwiseParallel(),
+            "attn.wo": RowwiseParallel(output_layouts=Shard(1)),
+            "mlp_norm": SequenceParallel(),
+            "mlp": gather_seq(),
+            "mlp.fc1": ColwiseParallel(),
+            "mlp.fc2": RowwiseParallel(output_layouts=Shard(1)),
+        })
 
 
-def parallelize(model: nn.Module, mesh: DeviceMesh | None, dims: ParallelDims) -> nn.Module:
-    """Apply parallelism to a plain model in place; returns the module to call for training
-    (the DDP wrapper, or the model itself with dp == 1). Parameter names of the plain model are
-    unchanged, so checkpoints hold the plain names."""
-    check_supported(dims)
+def _selective_policy():
+    from torch.utils.checkpoint import CheckpointPolicy
+
+    save = {torch.ops.aten.mm.default, torch.ops.aten.addmm.default,
+            torch.ops.aten._scaled_dot_product_efficient_attention.default,
+            torch.ops.aten._scaled_dot_product_flash_attention.default,
+            torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default}
+
+    def policy(ctx, op, *args, **kwargs):
+        return CheckpointPolicy.MUST_SAVE if op in save else CheckpointPolicy.PREFER_RECOMPUTE
+    return policy
+
+
+def apply_ac(model: nn.Module, mode: str) -> None:
+    """Activation checkpointing per block. ``full`` keeps only each block's input (MT-NLG);
+    ``selective`` also keeps matmul and attention outputs and recomputes the element-wise ops.
+    The block's ``forward`` is wrapped in place, so parameter names do not change."""
+    from torch.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts
+
+    for block in model.layers.values():
+        inner = block.forward
+        if mode == "full":
+            block.forward = partial(checkpoint, inner, use_reentrant=False)
+        else:
+            block.forward = partial(checkpoint, inner, use_reentrant=False, context_fn=partial(
+                create_selective_checkpoint_contexts, _selective_policy()))
+
+
+def apply_compile(model: nn.Module) -> None:
+    """torch.compile each block in place (names unchanged; one graph reused by every block)."""
+    for block in model.layers.values():
+        block.compile()
+
+
+def apply_fsdp(model: nn.Module, dp_mesh: DeviceMesh, bf16: bool) -> None:
+    """FSDP2 over the dp mesh: each block, then the root (embeddings, norm, output)."""
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+
+    mp = (MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if bf16
+          else MixedPrecisionPolicy())
+    for block in model.layers.values():
+        fully_shard(block, mesh=dp_mesh, mp_policy=mp)
+    fully_shard(model, mesh=dp_mesh, mp_policy=mp)
+
+
+def parallelize(model: nn.Module, mesh: DeviceMesh | None, dims: ParallelDims,
+                activation_checkpoint: str = "none", compile: bool = False,
+                data_parallel: str = "allreduce", bf16: bool = False) -> nn.Module:
+    """Apply parallelism to a plain model (or one pipeline stage) in place and return it.
+
+    With ``data_parallel="allreduce"`` nothing is wrapped: the trainer averages gradients over
+    the dp group once per step (``training.grads.allreduce_gradients``), which also works
+    unchanged under pipeline schedules and for DTensor (tensor-parallel) parameters.
+    """
     if dims.tp_enabled:
+        log.info("applying tensor parallel (tp %d) with sequence parallel + loss_parallel",
+                 dims.tp)
         apply_tp(model, mesh["tp"])
-    if dims.dp_enabled:
-        assert mesh is not None, "data parallelism needs a device mesh"
-        group = mesh["dp"].get_group()
-        device_ids = None
-        if next(model.parameters()).device.type == "cuda":
-            device_ids = [torch.cuda.current_device()]
-        log.info("applying data parallel (DDP, %s) over %d ranks", dist.get_backend(group),
-                 dims.dp)
-        return nn.parallel.DistributedDataParallel(model, device_ids=device_ids,
-                                                   process_group=group)
-    log.info("single data-parallel rank: no gradient all-reduce")
+    if activation_checkpoint != "none":
+        log.info("applying %s activation checkpointing to %d blocks", activation_checkpoint,
+                 len(model.layers))
+        apply_ac(model, activation_checkpoint)
+    if compile:
+        log.info("compiling %d blocks with torch.compile", len(model.layers))
+        apply_compile(model)
+    if dims.dp_enabled and data_parallel == "fsdp":
+        log.info("applying FSDP2 over %d data-parallel ranks (%s)", dims.dp,
+                 "bf16 params, fp32 reduce" if bf16 else "fp32")
+        apply_fsdp(model, mesh["dp"], bf16)
+    elif dims.dp_enabled:
+        log.info("data parallel: gradient all-reduce over %d ranks (%s)", dims.dp,
+                 dist.get_backend(mesh["dp"].get_group()))
+    else:
+        log.info("single data-parallel rank: no gradient reduction")
     return model
 
 

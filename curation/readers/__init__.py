@@ -14,7 +14,7 @@ from typing import Callable
 from curation.readers._io import DEFAULT_MAX_DOC_BYTES, TruncatedInput, base_name
 from curation.readers.cc_stories import read_cc_stories
 from curation.readers.jsonl import read_pile, read_realnews
-from curation.readers.warc import decode_html, extract_text, read_warc
+from curation.readers.warc import WarcRange, decode_html, extract_text, plan_warc_ranges, read_warc
 
 READERS: dict[str, Callable] = {
     "pile": read_pile,
@@ -33,6 +33,6 @@ def reader_for(name: str) -> Callable:
 
 
 __all__ = [
-    "DEFAULT_MAX_DOC_BYTES", "READERS", "TruncatedInput", "base_name", "decode_html", "extract_text",
-    "read_cc_stories", "read_pile", "read_realnews", "read_warc", "reader_for",
+    "DEFAULT_MAX_DOC_BYTES", "READERS", "TruncatedInput", "WarcRange", "base_name", "decode_html",
+    "extract_text", "plan_warc_ranges", "read_cc_stories", "read_pile", "read_realnews", "read_warc", "reader_for",
 ]

@@ -14,10 +14,16 @@ Record handling, by WARC-Type:
 Ids are ``<source>/<base name>#<k>``, k the 0-based index among ALL records of the file.
 Any failure of one record (bad markup, decoding, extractor crash) is a ``DeadLetter`` for that
 record; a failure to read the next record header ends the file with one ``DeadLetter``.
+
+Splitting: ``plan_warc_ranges`` cuts a file into ``WarcRange``s of N records at record (gzip
+member) boundaries in one cheap scan; ``read_warc(..., first_record=, max_records=)`` reads one
+range from its offset, so the extraction of one large file spreads over many workers while ids
+stay the same as a whole-file read.
 """
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import BinaryIO, Iterator
 
@@ -161,6 +167,45 @@ def _conversion(record, doc_id: str, source: str, location: str, max_doc_bytes: 
     return doc if doc.text else Removal(doc, "read", "empty_after_extraction")
 
 
+@dataclass(frozen=True)
+class WarcRange:
+    """A run of consecutive records of one WARC file: ``count`` records (None: to the end of
+    the file) starting at byte ``offset`` (a gzip member boundary), the first being record
+    number ``first_record`` of the file (so ids stay ``#<k>`` whatever the split)."""
+
+    path: str
+    offset: int
+    first_record: int
+    count: int | None
+
+
+def plan_warc_ranges(fileobj: BinaryIO, file_name: str, records_per_range: int) -> list[WarcRange]:
+    """Cut a WARC file into ranges of ``records_per_range`` records at record boundaries.
+
+    One sequential scan that only decompresses and skips record blocks (no HTML parsing, the
+    expensive part), so the ranges can be read, and their pages extracted, on many workers.
+    The last range is open-ended.  If the scan fails (corrupt or truncated input), planning
+    stops and the last range runs from the last good boundary to the end of the file, so
+    ``read_warc`` over that range meets the same failure and reports it as a dead letter.
+    """
+    if records_per_range < 1:
+        raise ValueError(f"records_per_range must be >= 1, got {records_per_range}")
+    starts: list[tuple[int, int]] = [(0, 0)]  # (offset, first record) of each range
+    it = ArchiveIterator(fileobj, check_digests=False)
+    k = 0
+    try:
+        for _ in it:
+            if k and k % records_per_range == 0:
+                starts.append((it.get_record_offset(), k))
+            k += 1
+    except Exception:  # noqa: BLE001 - the range reader reports it, with the record number
+        pass
+    ranges = [WarcRange(file_name, off, first, nxt - first)
+              for (off, first), (_, nxt) in zip(starts, starts[1:])]
+    ranges.append(WarcRange(file_name, starts[-1][0], starts[-1][1], None))
+    return ranges
+
+
 def read_warc(
     fileobj: BinaryIO,
     file_name: str,
@@ -168,15 +213,18 @@ def read_warc(
     extractor: str = "justext",
     *,
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+    first_record: int = 0,
+    max_records: int | None = None,
 ) -> Iterator[Record]:
     """Documents from a WARC or WET file (gzipped per record or not); see the module docstring
-    for what each record type yields."""
+    for what each record type yields.  To read one ``WarcRange``, pass ``fileobj`` positioned
+    at its offset, ``first_record`` and ``max_records=count``."""
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r} (setting 'extractor'); expected one of {EXTRACTORS}")
     name = base_name(file_name)
     records = iter(ArchiveIterator(fileobj, check_digests=False))
-    k = 0
-    while True:
+    k = first_record
+    while max_records is None or k < first_record + max_records:
         location = f"{file_name}#{k}"
         try:
             record = next(records)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from curation.decontamination import (
-    DecontaminationConfig, Match, build_task_ngrams, find_matches, frequent_ngrams, split_document,
+    DecontaminationConfig, Match, build_task_ngrams, cut_window, find_matches, frequent_ngrams, split_document,
     task_ngrams, words_with_offsets,
 )
 
@@ -73,27 +73,51 @@ def test_cut_plus_minus_200_and_piece_sizes():
     assert info["splits"] == 1  # ... merge into one cut
     assert len(pieces) == 2
     assert text.startswith(pieces[0]) and text.rstrip().endswith(pieces[1])
-    # the cut starts at most 200 chars (widened to a word boundary) before the match
+    # no sentence end in reach: the cut starts 200 chars (widened to a word boundary) before the match
     assert 600 - 200 - len("lorem ") <= len(pieces[0]) + 1 <= 600 - 200 + 1
     assert "river" not in " ".join(pieces)
 
 
-def _doc_with_left_piece(n: int) -> tuple[str, Match]:
-    """A document whose left piece is exactly n chars after cutting 200 chars before the match."""
-    left = "x" * n + " " + filler(199) + " "  # the cut starts right after the 'x' run's space
-    text = left + TASK
-    idx = build_task_ngrams([("squad", TASK)])
-    return text, find_matches(text, idx)
+def _doc_with_left_piece(n: int) -> tuple[str, list[Match]]:
+    """A document whose left piece is one sentence of exactly n chars: the cut starts 200 chars
+    before the match, inside a sentence without an end, and moves back to that sentence's start."""
+    text = "x" * (n - 1) + ". " + filler(199) + " " + TASK
+    return text, find_matches(text, build_task_ngrams([("squad", TASK)]))
 
 
 @pytest.mark.parametrize("n, kept", [(199, False), (200, True)])
 def test_min_piece_chars_boundary(n, kept):
     text, matches = _doc_with_left_piece(n)
     pieces, info = split_document(text, matches)
-    assert (pieces == ["x" * n]) is kept
+    assert info["splits"] == 1
+    assert pieces == (["x" * (n - 1) + "."] if kept else [])
     assert info["pieces_dropped"] == (0 if kept else 1)
-    if not kept:
-        assert pieces == []
+
+
+def test_cut_extends_to_sentence_boundaries():
+    # match - 200 falls inside the "sit" sentence, match + 200 inside the "dolor" sentence
+    text = (filler(400) + ". " + filler(250, "sit") + " holding the cut start. " + TASK + " "
+            + filler(250, "dolor") + ". The next sentence stays whole. " + filler(300, "amet") + ".")
+    pieces, info = split_document(text, find_matches(text, build_task_ngrams([("squad", TASK)])))
+    assert pieces == [filler(400) + ".", "The next sentence stays whole. " + filler(300, "amet") + "."]
+    start, end, task, ngram = info["cuts"][0]
+    assert text[start:].startswith(filler(250, "sit")) and text[:end].endswith(filler(250, "dolor") + ".")
+    assert (task, ngram) == ("squad", NGRAM)
+
+
+def test_paragraph_break_is_a_sentence_boundary():
+    left, right = filler(300), filler(400, "amet")
+    text = left + "\n\n" + filler(250, "sit") + " " + TASK + " " + filler(250, "dolor") + "\n\n" + right
+    pieces, _ = split_document(text, find_matches(text, build_task_ngrams([("squad", TASK)])))
+    assert pieces == [left.strip(), right.strip()]
+
+
+def test_no_boundary_in_reach_falls_back_to_whitespace():
+    text = "Far away. " + filler(800) + " " + TASK + " " + filler(800, "ipsum") + ". Tail."
+    m = find_matches(text, build_task_ngrams([("squad", TASK)]))
+    start, end = cut_window(text, m[0], cut_chars=200, window=50)
+    assert text[start - 1] == " " and m[0].start_char - 200 - len("lorem ") <= start <= m[0].start_char - 200
+    assert text[end] == " " and m[0].end_char + 200 <= end <= m[0].end_char + 200 + len("ipsum ")
 
 
 def _doc_with_occurrences(k: int) -> str:

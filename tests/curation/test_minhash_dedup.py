@@ -8,7 +8,8 @@ import pytest
 from curation.document import Document
 from curation.exact_dedup import canonical_text, keep_rank, text_hash
 from curation.minhash import (
-    MIN_SHINGLES, band_keys, estimated_jaccard, exact_jaccard, lsh_params, shingle_hash, shingles, signature,
+    MIN_SHINGLES, band_keys, candidate_probability, estimated_jaccard, exact_jaccard, lsh_params, shingle_hasher,
+    shingle_hashes, shingles, signature, signature_from_hashes, text_signature,
 )
 
 TEXT = ("It was the best of times, it was the worst of times, it was the age of wisdom, it was the age "
@@ -19,21 +20,41 @@ TEXT = ("It was the best of times, it was the worst of times, it was the age of 
 @pytest.mark.parametrize("num_perm, seed", [(128, 1), (100, 42), (7, 0)])
 @pytest.mark.parametrize("kind", ["word", "char"])
 def test_signature_bitwise_equals_datasketch(scheme, num_perm, seed, kind):
-    sh = shingles(TEXT * 3, 5, kind)
-    ref = datasketch.MinHash(num_perm=num_perm, seed=seed, hashfunc=shingle_hash, scheme=scheme)
+    text = TEXT * 3 + " Ünïcode wörds — and   odd\tspacing."
+    sh = shingles(text, 5, kind)
+    ref = datasketch.MinHash(num_perm=num_perm, seed=seed, hashfunc=shingle_hasher(kind), scheme=scheme)
     for s in sh:
         ref.update(s)
-    ours = signature(sh, num_perm, seed, scheme)
+    ours = text_signature(text, 5, kind, num_perm, seed, scheme)  # the vectorized path
     assert ours.dtype == ref.hashvalues.dtype
     assert np.array_equal(ours, ref.hashvalues)
+    assert np.array_equal(signature(sh, num_perm, seed, scheme, kind), ref.hashvalues)
+
+
+@pytest.mark.parametrize("kind", ["word", "char"])
+@pytest.mark.parametrize("text", ["", "one", "two words", "a b c d e", "a b c d e f g", "repeat " * 30])
+def test_vectorized_hashes_equal_per_shingle_hashes(kind, text):
+    assert set(shingle_hashes(text, 5, kind).tolist()) == {shingle_hasher(kind)(s) for s in shingles(text, 5, kind)}
+
+
+def test_update_batch_with_default_scheme_is_bitwise_equal():
+    text = " ".join(f"w{i % 97}x{i % 13}" for i in range(3000))
+    ref = datasketch.MinHash(num_perm=128, hashfunc=shingle_hasher("word"))
+    ref.update_batch(list(shingles(text)))
+    assert np.array_equal(text_signature(text), ref.hashvalues)
+    assert text_signature("repeat " * 300) is None  # one distinct shingle: not fuzzy-deduped
+    assert text_signature("repeat " * 300, min_shingles=1) is not None
+    long = " ".join(f"u{i}" for i in range(40_000))  # grows the cached power tables
+    assert set(shingle_hashes(long).tolist()) == {shingle_hasher()(s) for s in shingles(long)}
 
 
 def test_signature_of_many_shingles_and_empty():
     many = {f"shingle {i}" for i in range(10_000)}  # crosses the chunk boundary
-    ref = datasketch.MinHash(num_perm=64, hashfunc=shingle_hash)
+    ref = datasketch.MinHash(num_perm=64, hashfunc=shingle_hasher("word"))
     ref.update_batch(list(many))
     assert np.array_equal(signature(many, 64), ref.hashvalues)
     assert np.array_equal(signature(set(), 64), datasketch.MinHash(num_perm=64).hashvalues)
+    assert np.array_equal(signature_from_hashes(np.zeros(0), 64), datasketch.MinHash(num_perm=64).hashvalues)
 
 
 def test_shingles():
@@ -41,7 +62,7 @@ def test_shingles():
     assert shingles("too short", 5) == {"too short"}
     assert shingles("", 5) == set()
     assert shingles("ab  cd", 3, "char") == {"ab ", "b c", " cd"}
-    with pytest.raises(ValueError, match="shingle_kind"):
+    with pytest.raises(ValueError, match="'shingle'"):
         shingles("x", 5, "byte")
     assert MIN_SHINGLES > 1
 
@@ -50,6 +71,8 @@ def test_shingles():
 def test_lsh_params_equal_datasketch(threshold, num_perm):
     lsh = datasketch.MinHashLSH(threshold=threshold, num_perm=num_perm)
     assert lsh_params(threshold, num_perm) == (lsh.b, lsh.r)
+    b, r = lsh.b, lsh.r
+    assert candidate_probability(threshold + 0.1, b, r) > candidate_probability(threshold - 0.2, b, r)
 
 
 def test_jaccard_and_band_keys():

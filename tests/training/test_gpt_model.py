@@ -43,7 +43,7 @@ def test_forward_shapes_and_tied_output():
     tokens = torch.randint(0, 300, (3, 16))
     logits = model(tokens)
     assert logits.shape == (3, 16, 384)
-    assert model.output_weight() is model.tok_embeddings.weight
+    assert model.output.weight is model.tok_embeddings.weight
     loss = cross_entropy_loss(logits, tokens)
     assert loss.ndim == 0 and math.isfinite(loss.item())
 
@@ -81,7 +81,7 @@ def test_layers_keyed_by_global_index():
 
 def test_stage_without_embeddings_or_norm_passes_hidden_states():
     model = GPT(GPTConfig.preset("tiny", vocab_size=128))
-    model.tok_embeddings, model.norm = None, None
+    model.tok_embeddings, model.pos_embeddings, model.norm, model.output = None, None, None, None
     h = torch.randn(2, 8, 64)
     assert model(h).shape == (2, 8, 64)
 

@@ -2,7 +2,7 @@ import pytest
 
 from training.launch import main
 from training.model import GPTConfig
-from training.parallelize import ParallelDims, check_supported, parallelize
+from training.parallelize import ParallelDims
 from training.plan import memory_plan
 
 
@@ -16,15 +16,6 @@ def test_dims_product_error_says_what_to_change():
         ParallelDims(2, 2, 2, 4)
     with pytest.raises(ValueError, match="not divisible by pp \\* tp"):
         ParallelDims(-1, 3, 1, 4)
-
-
-@pytest.mark.parametrize("dp, pp, tp, what", [(1, 1, 2, "tensor"), (1, 2, 1, "pipeline")])
-def test_tp_pp_fail_clearly(dp, pp, tp, what):
-    dims = ParallelDims(dp, pp, tp, dp * pp * tp)
-    with pytest.raises(NotImplementedError, match=f"{what} parallelism .* not yet supported"):
-        check_supported(dims)
-    with pytest.raises(NotImplementedError):
-        parallelize(None, None, dims)
 
 
 def test_mtnlg_plan_over_10tb():

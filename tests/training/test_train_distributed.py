@@ -58,11 +58,3 @@ def test_two_process_ddp_equals_one_process(tmp_path, manifest):
     # parameters agree less tightly than losses: bounded by a fraction of one lr step.
     for (name, p), q in zip(fresh.model.named_parameters(), one.model.parameters()):
         torch.testing.assert_close(p, q, atol=3e-4, rtol=1e-3, msg=name)
-
-
-@pytest.mark.slow
-def test_unsupported_tp_fails_clearly(tmp_path, manifest):
-    proc = run_cli("--manifest", manifest, "--nproc", "2", "--tp", "2", "--output",
-                   str(tmp_path / "tp"), "--set=train_steps=1", "--set=seq_length=64")
-    assert proc.returncode != 0
-    assert "tensor parallelism (tp=2) is not yet supported" in proc.stderr

@@ -1,0 +1,68 @@
+"""The quality stage of the curate job: score documents with the fastText quality classifier,
+store the score on the document, keep by the configured rule (``curation.quality``).
+
+Only the sources listed in ``quality.sources`` (the Common Crawl snapshots by default) are
+scored; every other document passes through unscored (``quality_score`` stays null) and is
+counted as ``quality/<source>/skipped``.  Removed documents go to ``removed/quality/`` with
+reason ``low_quality`` and ``detail = {score, rule, threshold | alpha}``.
+
+The model is loaded once per worker process (``DoFn.setup``), checked against the sha256 the
+driver recorded in ``run.json`` so every worker scores with the same model.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from curation.document import Document, FilterResult, Removal
+from curation.quality import QualityConfig, QualityScorer, keep_quality
+from pipelines.common import NAMESPACE, REMOVED, FilterDoFn, count, with_changes
+
+STAGE = "quality"
+
+
+class QualityFn(FilterDoFn):
+    """Score -> ``doc.quality_score`` -> keep rule; drops carry the score and the rule."""
+
+    stage = STAGE
+
+    def __init__(self, cfg: QualityConfig, model_sha256: str | None = None) -> None:
+        self.cfg = cfg
+        self.sources = frozenset(cfg.sources)
+        self.model_sha256 = model_sha256
+        self._scorer: QualityScorer | None = None
+        self._scores = None
+
+    def setup(self) -> None:
+        # Scores as a distribution in thousandths (Beam distributions hold integers).
+        self._scores = Metrics.distribution(NAMESPACE, "quality/score_x1000")
+        self._scorer = QualityScorer(self.cfg.model_path, self.cfg.max_chars, self.model_sha256)
+        self._scorer.load()  # fail at worker start, not on the first document
+
+    def check(self, doc: Document) -> tuple[Document, FilterResult]:
+        if self._scorer is None:
+            self.setup()
+        score = self._scorer.score(doc.text)
+        self._scores.update(int(round(score * 1000)))
+        return with_changes(doc, quality_score=score), keep_quality(doc.id, score, self.cfg)
+
+    def _detail(self, score: float) -> dict:
+        rule = {"threshold": self.cfg.threshold} if self.cfg.rule == "threshold" else {
+            "alpha": self.cfg.alpha, "seed": self.cfg.seed}
+        return {"score": round(score, 6), "rule": self.cfg.rule, **rule}
+
+    def process(self, doc: Document) -> Iterator:
+        if doc.source not in self.sources or doc.source in self.skip_sources:
+            count(self.stage, doc.source, "skipped")
+            yield doc
+            return
+        doc, result = self.check(doc)
+        if result.keep:
+            count(self.stage, doc.source, "kept")
+            yield doc
+        else:
+            count(self.stage, doc.source, "removed", result.reason)
+            yield beam.pvalue.TaggedOutput(REMOVED, Removal(
+                doc, self.stage, result.reason or "low_quality", self._detail(doc.quality_score)))

@@ -1,0 +1,116 @@
+"""The decontamination stage in Beam: planted task passages gone, clean documents untouched,
+the corpus-wide frequency guard, the split limit, piece ids, cuts and per-task stats."""
+from __future__ import annotations
+
+import json
+import os
+
+import apache_beam as beam
+from apache_beam.testing.util import assert_that, equal_to
+
+from curation.decontamination import DecontaminationConfig
+from curation.document import Document
+from pipelines.decontaminate import Decontaminate, piece_documents, split_pieces
+from pipeline_fixtures import english
+
+SAMPLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "data_manifests", "eval_tasks", "sample")
+
+
+def _rows(name):
+    with open(os.path.join(SAMPLE_TASKS, f"{name}.jsonl")) as f:
+        return [json.loads(line) for line in f]
+
+
+def _passages():
+    return ([("lambada", r["text"]) for r in _rows("lambada")]
+            + [("squad_v2", r["context"]) for r in _rows("squad_v2")])
+
+
+def _planted(i: int, passage: str) -> Document:
+    """A clean body with the passage as its own paragraph in the middle, as the sample does."""
+    paras = english(100 + i, 400).split("\n\n")
+    paras.insert(len(paras) // 2, passage)
+    return Document(f"owt/{i}", "openwebtext2", "\n\n".join(paras))
+
+
+def _check(fn):
+    def matcher(actual):
+        fn(list(actual))
+    return matcher
+
+
+def test_planted_passages_are_gone_and_clean_documents_identical(pipeline):
+    passages = _passages()
+    planted = [_planted(i, p) for i, (_, p) in enumerate(passages)]
+    clean = [Document(f"wiki/{i}", "wikipedia", english(500 + i, 300)) for i in range(5)]
+    texts = [p for _, p in passages]
+
+    def kept_ok(docs):
+        by_id = {d.id: d for d in docs}
+        for c in clean:  # byte-identical and with no meta added
+            assert by_id[c.id].text == c.text and by_id[c.id].meta == {}
+        for d in docs:
+            assert not any(t[:80] in d.text for t in texts), d.id
+            for piece in piece_documents(d):
+                assert piece.source == d.source and piece.id.startswith(d.id)
+        split = [d for d in docs if d.meta.get("pieces")]
+        assert split and all(split_pieces(d)[0] and d.meta["pieces"][0]["id"] == d.id + "#p0" for d in split)
+
+    def cuts_ok(cuts):
+        assert cuts and all(c["detail"]["task"] in ("lambada", "squad_v2") and len(c["detail"]["ngram"].split()) == 13
+                            for c in cuts)
+
+    def tasks_ok(rows):
+        by_task = {r["task"]: r for r in rows}
+        assert by_task["lambada"]["ngrams"] > 1000 and by_task["squad_v2"]["ngrams"] > 1000
+        assert sum(r["documents_split"] + r["documents_removed"] for r in rows) == len(planted)
+
+    with pipeline as p:
+        out = p | beam.Create(planted + clean) | Decontaminate(
+            [os.path.join(SAMPLE_TASKS, "*.jsonl")], DecontaminationConfig())
+        assert_that(out["kept"], _check(kept_ok), label="kept")
+        assert_that(out["cuts"], _check(cuts_ok), label="cuts")
+        assert_that(out["tasks"], _check(tasks_ok), label="tasks")
+        assert_that(out["contamination"] | beam.Map(lambda r: r["documents"]) | beam.CombineGlobally(sum),
+                    equal_to([len(planted)]), label="contamination")
+
+
+TASK = ("the quick brown fox jumps over the lazy dog near the riverbank while the farmer "
+        "watches the sunset quietly")
+
+
+def _write_task(tmp_path, name="lambada", texts=(TASK,)):
+    (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in texts))
+    return str(tmp_path / f"{name}.jsonl")
+
+
+def test_frequency_guard_counts_over_the_corpus(pipeline, tmp_path):
+    """An n-gram occurring 10 times across the corpus is a common phrase; 9 times is not."""
+    tasks = [_write_task(tmp_path)]
+    dirty = lambda i: Document(f"d/{i}", "realnews", english(i, 150) + "\n\n" + TASK + "\n\n" + english(50 + i, 150))
+
+    def run(n):
+        p = beam.Pipeline(runner="FnApiRunner")
+        out = p | f"C{n}" >> beam.Create([dirty(i) for i in range(n)]) | Decontaminate(tasks, DecontaminationConfig())
+        assert_that(out["kept"] | beam.Map(lambda d: TASK in d.text), equal_to([n >= 10] * n))
+        p.run().wait_until_finish()
+
+    run(9)
+    run(10)
+
+
+def test_ten_splits_kept_eleven_removed(pipeline, tmp_path):
+    distinct = [f"passage number {w} tells the reader about a very particular thing that happened in the {w} town"
+                for w in ("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda".split())]
+    tasks = [_write_task(tmp_path, "race", distinct)]
+
+    def doc(k):
+        parts = [english(300 + j, 90) for j in range(k + 1)]
+        return Document(f"s/{k}", "books3", "".join(parts[j] + " " + distinct[j] + ". " for j in range(k)) + parts[k])
+
+    with pipeline as p:
+        out = p | beam.Create([doc(10), doc(11)]) | Decontaminate(tasks, DecontaminationConfig())
+        assert_that(out["kept"] | beam.Map(lambda d: (d.id, d.meta["decontamination"]["splits"])),
+                    equal_to([("s/10", 10)]), label="kept")
+        assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.reason, r.detail["task"], r.detail["splits"])),
+                    equal_to([("s/11", "too_many_splits", "race", 11)]), label="removed")

@@ -1,0 +1,46 @@
+"""Run by torchrun in the layout tests: train the tiny model on RepeatedDataset under a (dp, pp, tp)
+layout and write the per-step records (rank 0) as JSON.
+
+    torchrun --nproc-per-node 8 tests/training/layout_worker.py OUT.json '{"pp": 2, "tp": 2}'
+
+The JSON overrides TrainConfig; ``resume`` (a checkpoint path) is popped and loaded first.
+"""
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
+
+import torch.distributed as dist  # noqa: E402
+
+from training_fixtures import TOKENIZER, RepeatedDataset  # noqa: E402
+from training.config import TrainConfig  # noqa: E402
+from training.trainer import Trainer  # noqa: E402
+
+SEQ = 16
+# 4 layers so that pp 2 x 2 virtual stages has a layer per stage; ramp 8 -> 16 after 2 steps.
+BASE = dict(model="tiny", model_overrides={"n_layers": 4}, seq_length=SEQ, global_batch_size=16,
+            micro_batch_size=2, rampup_batch_start=8, rampup_batch_increment=8,
+            rampup_tokens=2 * 8 * SEQ, train_steps=4, lr=3e-3, warmup_tokens=8 * SEQ,
+            decay_tokens=100 * 16 * SEQ, dtype="float32", seed=1234, grad_clip=1.0)
+
+
+def main() -> None:
+    out, overrides = sys.argv[1], json.loads(sys.argv[2])
+    resume = overrides.pop("resume", None)
+    cfg = TrainConfig(**{**BASE, **overrides})
+    trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
+    if resume:
+        trainer.load_checkpoint(resume)
+    history = trainer.train()
+    if trainer.is_main:
+        with open(out, "w") as f:
+            json.dump(history, f)
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""Throughput accounting: model FLOPs per token, peak FLOP/s per device, MFU, peak memory.
+
+MFU (model FLOPs utilisation, Chowdhery et al. 2022, PaLM appendix B) counts only the FLOPs the
+model needs, not recomputation:
+
+    flops_per_token = 6 * N_matmul + 12 * n_layers * hidden * seq_length
+    MFU = tokens_per_s * flops_per_token / (n_devices * peak_flops_per_device)
+
+``N_matmul`` is the number of weights that take part in matrix multiplies: the blocks' Linear
+weights plus the (tied) output projection ``padded_vocab * hidden``; the position table, biases and
+LayerNorms are left out. 6 = 2 (multiply-add) x 3 (forward, backward for inputs and for weights).
+The second term is attention's QK^T and AV (2 * 2 * T * hidden per token per layer, x 3), without
+halving for the causal mask, as PaLM and Megatron count it. Example, gpt-1.3b at seq 2048:
+N_matmul = 24 * 12 * 2048^2 + 50304 * 2048 = 1.311e9, so 6 N = 7.87e9 and the attention term
+12 * 24 * 2048 * 2048 = 1.21e9: 9.08e9 FLOPs per token.
+"""
+
+from __future__ import annotations
+
+import resource
+import sys
+
+import torch
+
+from training.model import GPTConfig
+
+# Dense bf16 tensor-core peaks (no sparsity), FLOP/s; matched against the device name.
+PEAK_BF16_FLOPS = {"H200": 989e12, "H100": 989e12, "A100": 312e12, "A10G": 125e12,
+                   "L4": 121e12, "V100": 125e12}
+
+
+def matmul_params(cfg: GPTConfig, tp: int = 1) -> int:
+    h, f = cfg.hidden, cfg.ffn_multiple * cfg.hidden
+    return cfg.n_layers * (4 * h * h + 2 * h * f) + cfg.padded_vocab_size(tp) * h
+
+
+def flops_per_token(cfg: GPTConfig, seq_length: int, tp: int = 1) -> float:
+    return 6.0 * matmul_params(cfg, tp) + 12.0 * cfg.n_layers * cfg.hidden * seq_length
+
+
+def peak_flops(device: torch.device, override_tflops: float | None = None) -> float | None:
+    """Peak bf16 FLOP/s of one device, or None when unknown (CPU): MFU is then not reported."""
+    if override_tflops:
+        return override_tflops * 1e12
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    for key, value in PEAK_BF16_FLOPS.items():
+        if key in name:
+            return value
+    return None
+
+
+def peak_memory_bytes(device: torch.device) -> int:
+    """Peak accelerator memory allocated by this process; on CPU the peak resident set size."""
+    if device.type == "cuda":
+        return int(torch.cuda.max_memory_allocated(device))
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(rss if sys.platform == "darwin" else rss * 1024)
