@@ -13,6 +13,8 @@ import sys
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "sample-data": ("mtnlg.sample_data", "main", "write the embedded sample corpus in the real raw formats"),
     "curate": ("pipelines.curate", "run", "run the Beam curation job: read, clean, filter, dedup, decontaminate, tokenize, shard"),
+    "quality": ("curation.quality_cli", "main", "train and evaluate the fastText quality classifier (train | eval)"),
+    "tokenizer": ("mtnlg.cli", "tokenizer_main", "train a byte-level BPE tokenizer on curated text (train)"),
     "blend": ("blending.cli", "main", "join a blend spec with curated runs into a training manifest"),
     "train": ("training.launch", "main", "train the bundled GPT from a blend manifest (torchrun, dp x pp x tp)"),
     "dashboard": ("mtnlg.dashboard", "main", "render a self-contained HTML dashboard of one or two runs"),
@@ -33,6 +35,21 @@ def _usage() -> str:
     lines += [f"  {name.ljust(width)}  {help_}" for name, (_, _, help_) in COMMANDS.items()]
     lines += ["", "Run `mtnlg <command> --help` for a command's options."]
     return "\n".join(lines)
+
+
+def tokenizer_main(argv: list[str]) -> int:
+    """`mtnlg tokenizer train ...`: the subcommand layer over ``curation.tokenizer_train``."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: mtnlg tokenizer train INPUT [INPUT ...] --output DIR|FILE [options]\n\n"
+              "Train a byte-level BPE tokenizer (tokenizer.json) on text files or RUN/documents\n"
+              "Parquet. Run `mtnlg tokenizer train --help` for the options.")
+        return 0
+    if argv[0] != "train":
+        print(f"mtnlg tokenizer: unknown subcommand {argv[0]!r} (expected: train)", file=sys.stderr)
+        return 2
+    from curation import tokenizer_train
+
+    return tokenizer_train.main(argv[1:])
 
 
 def main(argv: list[str] | None = None) -> int:

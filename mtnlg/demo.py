@@ -1,6 +1,6 @@
 """`mtnlg demo`: every job of the system, end to end, on the embedded sample corpus.
 
-sample-data -> curate (Beam, local multi-process FnApiRunner) -> blend -> train (torchrun,
+sample-data -> quality train (fastText) -> curate (Beam, local multi-process FnApiRunner) -> blend -> train (torchrun,
 2 processes, tiny GPT on CPU) -> dashboard.  Each step is the same entry point a user calls,
 with the same arguments, so the demo is also the shortest tour of the CLI.
 """
@@ -58,10 +58,18 @@ def main(argv: list[str] | None = None) -> int:
     _check(sample_data.main(sd_args), "sample-data")
     timings["sample-data"] = time.perf_counter() - t
 
+    quality = work / "quality"
+    t = _step(f"quality train (fastText on curated vs raw Common Crawl text) -> {quality}")
+    from curation import quality_cli
+    _check(quality_cli.main(["train", "--config", str(paths.DEMO_QUALITY_CONFIG),
+                             "--input-root", str(sample), "--output", str(quality)]), "quality train")
+    timings["quality"] = time.perf_counter() - t
+
     t = _step(f"curate ({args.workers} Beam worker processes) -> {run}")
     from pipelines import curate
     _check(curate.run([
         "--config", str(paths.DEMO_SOURCE_CONFIG), "--input-root", str(sample),
+        "--quality-model", str(quality / "model.bin"),
         "--output", str(run), f"--direct_num_workers={args.workers}",
     ]), "curate")
     timings["curate"] = time.perf_counter() - t
@@ -89,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     _check(dash.main([str(run), "--manifest", str(manifest), "--output", str(dashboard)]), "dashboard")
     timings["dashboard"] = time.perf_counter() - t
 
-    _summary(run, manifest, train_dir, dashboard, losses, timings)
+    _summary(work, run, manifest, train_dir, dashboard, losses, timings)
     return 0
 
 
@@ -100,14 +108,15 @@ def _losses(metrics: Path) -> list[float]:
     return [float(r["loss"]) for r in rows if "loss" in r]
 
 
-def _summary(run: Path, manifest: Path, train_dir: Path, dashboard: Path,
+def _summary(work: Path, run: Path, manifest: Path, train_dir: Path, dashboard: Path,
              losses: list[float], timings: dict[str, float]) -> None:
     info = json.loads((run / "run.json").read_text())
     print("\n==> artefacts")
     for label, path in [("curated run", run), ("kept documents", run / "documents"),
                         ("token shards", run / "shards"), ("stats", run / "stats"),
                         ("removed", run / "removed"), ("dead letters", run / "dead_letter"),
-                        ("run metadata", run / "run.json"), ("manifest", manifest),
+                        ("run metadata", run / "run.json"), ("quality model", work / "quality"),
+                        ("manifest", manifest),
                         ("training", train_dir), ("dashboard", dashboard)]:
         print(f"  {label:<15} {path}")
     print("\n==> per source (documents)")

@@ -30,7 +30,7 @@ import apache_beam as beam
 import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.common import DEAD_LETTER
+from pipelines.common import DEAD_LETTER, stage_seconds
 from pipelines.config import ConfigError, CurateConfig, load_config
 from pipelines.decontaminate import Decontaminate, WriteCuts
 from pipelines.dedup import ExactDedup
@@ -218,6 +218,7 @@ def run(argv: list[str] | None = None) -> int:
         "started_at": started.isoformat(),
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "wall_seconds": round(wall, 3),
+        "stage_seconds": stage_seconds(result),
         "tokenizer": tokenizer.info(),
         "quality_model": quality,
         **acc,

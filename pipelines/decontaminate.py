@@ -33,7 +33,7 @@ from apache_beam.io.filesystems import FileSystems
 from curation.decontamination import DecontaminationConfig, TaskNgramIndex
 from curation.document import Document, Removal
 from curation.eval_tasks import TaskSource, is_saved_dataset, task_source
-from pipelines.common import REMOVED, count, with_changes
+from pipelines.common import REMOVED, count, with_changes, timed
 
 STAGE = "decontamination"
 PIECE_SEPARATOR = "\n\n"
@@ -86,6 +86,7 @@ class MatchFn(beam.DoFn):
     """Clean documents to the main output unchanged; ``(doc, matches)`` to ``matched``;
     ``(ngram, occurrences)`` to ``counts`` for the frequency guard."""
 
+    @timed("decontamination")
     def process(self, doc: Document, index: dict):
         from curation.decontamination import find_matches
 
@@ -115,6 +116,7 @@ class SplitFn(beam.DoFn):
         self.rule = rule
         self._common_src, self._ignore = None, frozenset()
 
+    @timed("decontamination")
     def process(self, item, common: list[str]):
         from curation.decontamination import split_document
 

@@ -17,7 +17,7 @@ import apache_beam as beam
 
 from curation.document import Document, Removal
 from curation.exact_dedup import keep_rank, text_hash
-from pipelines.common import REMOVED, count
+from pipelines.common import REMOVED, count, timed
 from pipelines.dedup_stats import KEPT_REASON, group_row
 
 GROUPS = "groups"
@@ -38,6 +38,7 @@ class KeepBestFn(beam.DoFn):
         self.priority = priority
         self.stage = stage
 
+    @timed("exact_dedup")
     def process(self, element: tuple[str, Iterable[Document]]):
         key, docs = element
         best, best_rank, size = None, None, 0

@@ -12,12 +12,13 @@ import apache_beam as beam
 from curation.document import Document, FilterResult
 from curation.language import LanguageConfig, keep_language, make_identifier
 from curation.normalize import normalize_text
-from pipelines.common import FilterDoFn, count, with_changes
+from pipelines.common import FilterDoFn, count, with_changes, timed
 
 
 class NormalizeFn(beam.DoFn):
     """ftfy + whitespace normalization (never removes a document)."""
 
+    @timed("normalize")
     def process(self, doc: Document):
         count("normalize", doc.source, "normalized")
         yield with_changes(doc, text=normalize_text(doc.text))

@@ -25,7 +25,7 @@ import xxhash
 
 from curation.document import Document, Removal
 from curation.exact_dedup import keep_rank
-from pipelines.common import REMOVED, count
+from pipelines.common import REMOVED, count, timed
 from pipelines.components import ConnectedComponents
 from pipelines.config import FuzzyDedupConfig
 from pipelines.dedup import GROUPS, INPUTS, priority_map
@@ -60,6 +60,7 @@ class SignatureFn(beam.DoFn):
     def setup(self) -> None:
         self.bands, self.rows = band_layout(self.cfg)
 
+    @timed("fuzzy_dedup")
     def process(self, doc: Document):
         from curation.minhash import band_keys, text_signature
 

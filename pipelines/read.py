@@ -25,7 +25,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from curation.document import DeadLetter, Document, Removal
-from pipelines.common import DEAD_LETTER, REMOVED, count
+from pipelines.common import DEAD_LETTER, REMOVED, count, timed
 from pipelines.config import InputSpec
 
 WARC_RECORDS_PER_RANGE = 200
@@ -78,6 +78,7 @@ class ReadFileFn(beam.DoFn):
     def __init__(self, spec: InputSpec) -> None:
         self.spec = spec
 
+    @timed("read")
     def process(self, readable: fileio.ReadableFile) -> Iterator:
         path = readable.metadata.path
         emitted = 0
@@ -115,6 +116,7 @@ class ReadWarcRangeFn(beam.DoFn):
     def __init__(self, spec: InputSpec) -> None:
         self.spec = spec
 
+    @timed("read")
     def process(self, r) -> Iterator:
         from curation.readers import read_warc
 

@@ -12,7 +12,7 @@ import apache_beam as beam
 
 from curation.document import Document, Removal
 from curation.tokenizer import load_tokenizer
-from pipelines.common import REMOVED, count, with_changes
+from pipelines.common import REMOVED, count, with_changes, timed
 from pipelines.decontaminate import split_pieces
 
 
@@ -24,6 +24,7 @@ class TokenizeBatchFn(beam.DoFn):
     def setup(self) -> None:
         self._tok = load_tokenizer(self.tokenizer_path)
 
+    @timed("tokenize")
     def process(self, batch: list[Document]):
         if self._tok is None:
             self.setup()

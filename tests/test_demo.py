@@ -39,6 +39,20 @@ def test_demo_end_to_end(tmp_path: Path):
             shard_tokens += int(ds.sequence_lengths.sum())
     assert shard_tokens == tot["tokens"]
 
+    # Decontamination: no 13-word window of any planted task passage survives in kept text.
+    truth = json.loads((work / "sample" / "ground_truth.json").read_text())
+    kept = {}
+    for part in (run / "documents").glob("*/*.parquet"):
+        t = pq.read_table(part, columns=["id", "text"]).to_pydict()
+        kept.update(zip(t["id"], t["text"]))
+    kept_words = {i: " ".join(t.lower().split()) for i, t in kept.items()}
+    assert truth["contaminated"]
+    for planted in truth["contaminated"]:
+        words = planted["passage"].lower().split()
+        windows = {" ".join(words[i:i + 13]) for i in range(len(words) - 12)}
+        leaks = [i for i, text in kept_words.items() if any(w in text for w in windows)]
+        assert not leaks, (planted["id"], planted["task"], leaks)
+
     docs = pq.read_table(run / "stats" / "documents.parquet")
     assert docs.num_rows == tot["read"]
     assert (work / "dashboard.html").stat().st_size > 10_000

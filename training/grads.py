@@ -79,9 +79,14 @@ def _sum_of_squares(grads: list[torch.Tensor]) -> torch.Tensor:
     dtensors = [g for g in grads if isinstance(g, DTensor)]
     plain = [g for g in grads if not isinstance(g, DTensor)]
     total = torch.zeros((), dtype=torch.float32)
-    if dtensors:
+    by_mesh: dict[object, list[torch.Tensor]] = {}
+    for g in dtensors:
+        # FSDP over tp puts the tp-sharded parameters on a (dp, tp) mesh and the rest on (dp):
+        # DTensor ops cannot mix meshes, so each mesh is reduced on its own.
+        by_mesh.setdefault(g.device_mesh, []).append(g)
+    for same_mesh in by_mesh.values():
         # DTensor norms reduce over their mesh (tp shards, FSDP shards) in full_tensor().
-        norm = torch.nn.utils.get_total_norm(dtensors, 2.0, foreach=False)
+        norm = torch.nn.utils.get_total_norm(same_mesh, 2.0, foreach=False)
         norm = norm.full_tensor() if isinstance(norm, DTensor) else norm
         total = total.to(norm.device) + norm.float() ** 2
     if plain:

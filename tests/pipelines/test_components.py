@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 import apache_beam as beam
 from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
@@ -67,18 +69,21 @@ def run_components(edges, rounds=12):
         assert_that(labels, equal_to(union_find_labels(edges)))
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 @given(graphs)
 def test_components_equal_union_find(specs):
     run_components(disjoint_union(specs))
 
 
+@pytest.mark.slow
 def test_long_chain_star_and_many_small_components():
     edges = disjoint_union([("chain", 2000, 1), ("star", 500, 2), ("chain", 300, 3)]
                            + [("pairs", 2, i) for i in range(300)] + [("random", 40, i) for i in range(20)])
     run_components(edges)
 
 
+@pytest.mark.slow
 def test_round_counts_trace_convergence():
     edges = shaped("chain", 64, 0)
     with TestPipeline(runner="FnApiRunner") as p:

@@ -39,6 +39,12 @@ def test_accounting_identity_holds(run_dir):
     assert rows.id.is_unique
 
 
+def test_run_json_reports_worker_time_per_stage(run_dir):
+    seconds = json.load(open(os.path.join(run_dir, "run.json")))["stage_seconds"]
+    for stage in ("read", "normalize", "language", "heuristics", "tokenize"):
+        assert seconds[stage] > 0, (stage, seconds)
+
+
 def test_planted_problems_are_removed_with_reasons(run_dir):
     rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents.parquet")).set_index("id")
     assert rows.loc["pile_cc/00.jsonl.zst:4", "reason"] == "wrong_language"

@@ -35,6 +35,11 @@ def main() -> None:
     if resume:
         trainer.load_checkpoint(resume)
     history = trainer.train()
+    # what data parallelism really did: FSDP2 wraps every model part (fully_shard on the root)
+    from torch.distributed.fsdp import FSDPModule
+    fsdp = all(isinstance(part, FSDPModule) for part in trainer.model_parts)
+    for record in history:
+        record["fsdp"] = fsdp
     if trainer.is_main:
         with open(out, "w") as f:
             json.dump(history, f)

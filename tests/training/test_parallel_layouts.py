@@ -100,3 +100,17 @@ def test_2x2x2_checkpoint_loads_into_one_process(tmp_path, run_2x2x2, single):
     trainer.load_checkpoint(str(out / "checkpoints" / "step-00000002"))
     assert trainer.step == 2 and trainer.loader.consumed_samples == 16
     assert_same_losses(trainer.train(), single, first_step=3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dp, pp, tp", [
+    (2, 1, 1),  # FSDP2 alone
+    (2, 1, 2),  # FSDP2 over tensor-parallel DTensors: parameters on (dp, tp) and (dp) meshes
+    (2, 2, 1),  # FSDP2 on each pipeline stage, tied embedding synced on the dp shards
+])
+def test_fsdp_layout_matches_single_process(tmp_path, single, dp, pp, tp):
+    rows = torchrun(dp * pp * tp, tmp_path / "rows.json", dp=dp, pp=pp, tp=tp,
+                    data_parallel="fsdp", output_dir=str(tmp_path))
+    assert all(r["fsdp"] for r in rows)  # the model parts really are fully_shard-ed
+    assert_same_losses(rows, single)
+    assert (tmp_path / "checkpoints" / "step-00000004" / ".metadata").exists()
