@@ -173,7 +173,7 @@ def stage_seconds_chart(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
         return None
     stages = _union([[s for s in STAGES if s in (r.get("stage_seconds") or {})] for r in runs]
                     + [list(r.get("stage_seconds") or {}) for r in runs])
-    return {"type": "bars", "title": "Wall-clock seconds per stage", "categories": stages, "unit": "s",
+    return {"type": "bars", "title": "Worker seconds per stage (summed over workers)", "categories": stages, "unit": "s",
             "series": [{"name": r["label"], "values": [(r.get("stage_seconds") or {}).get(s, 0) for s in stages]}
                        for r in runs]}
 
