@@ -97,6 +97,15 @@ def ours(docs: list[Document], workers: int) -> set[frozenset]:
     return {frozenset(g) for g in groups.values()}
 
 
+def planted_scores(clusters: set[frozenset], docs: list[Document]) -> str:
+    """Planted pairs (n<i> near-duplicate of d<i>) found in one cluster / planted, and the
+    documents that would be removed outside planted pairs (false positives)."""
+    planted = {d.id[1:] for d in docs if d.id.startswith("n")}
+    found = sum(1 for c in clusters for i in planted if f"d{i}" in c and f"n{i}" in c)
+    removed = sum(len(c) - 1 for c in clusters)
+    return f"{found}/{len(planted)} fp={removed - found}"
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", type=int, default=5000)
@@ -112,7 +121,7 @@ def main(argv=None) -> None:
                 f.write(json.dumps({"id": d.id, "text": d.text}) + "\n")
         return
     print(f"{'docs':>7s} {'baseline s':>10s} {'ours s':>8s} {'ratio':>6s} {'ours/doc ms':>11s} "
-          f"{'clusters b/o':>13s} {'same':>5s}")
+          f"{'clusters b/o':>13s} {'same':>5s}  planted found (ours)")
     for k in args.scales:
         docs = corpus(args.base * k)
         t0 = time.perf_counter()
@@ -124,10 +133,10 @@ def main(argv=None) -> None:
             t_ref = time.perf_counter() - t0
             same = ref == mine
             print(f"{len(docs):7d} {t_ref:10.1f} {t_ours:8.1f} {t_ref / t_ours:6.2f} "
-                  f"{1000 * t_ours / len(docs):11.3f} {len(ref):6d}/{len(mine):<6d} {str(same):>5s}", flush=True)
+                  f"{1000 * t_ours / len(docs):11.3f} {len(ref):6d}/{len(mine):<6d} {str(same):>5s}  {planted_scores(mine, docs)}", flush=True)
         else:
             print(f"{len(docs):7d} {'-':>10s} {t_ours:8.1f} {'-':>6s} {1000 * t_ours / len(docs):11.3f} "
-                  f"{'-':>6s}/{len(mine):<6d}", flush=True)
+                  f"{'-':>6s}/{len(mine):<6d} {'-':>5s}  {planted_scores(mine, docs)}", flush=True)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ Single core.  Documents are ~3 KB of Zipf-distributed words; every contender inc
 shingling of the text (word 5-grams) in its time.  Contenders:
   datasketch-sha1   MinHash(num_perm).update_batch(encoded shingles)      (its default hash)
   datasketch-xxh32  MinHash(num_perm, hashfunc=xxh32).update_batch(...)
-  ours              curation.minhash.text_signature (vectorized hashing and permutations)
+  ours              curation.minhash.text_signature, one text per call
+  ours-batch        curation.minhash.text_signatures, 128 texts per call (the pipeline's path:
+                    SignatureFn gets batches from beam.BatchElements(max_batch_size=128))
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import datasketch
 import numpy as np
 import xxhash
 
-from curation.minhash import shingles, text_signature
+from curation.minhash import shingles, text_signature, text_signatures
 
 
 def make_docs(n: int, words: int, seed: int = 0) -> list[str]:
@@ -43,6 +45,11 @@ def run_ours(docs, num_perm):
         text_signature(text, 5, "word", num_perm)
 
 
+def run_ours_batch(docs, num_perm, batch=128):
+    for k in range(0, len(docs), batch):
+        text_signatures(docs[k : k + batch], 5, "word", num_perm)
+
+
 def timed(fn, *args) -> float:
     t0 = time.perf_counter()
     fn(*args)
@@ -63,12 +70,13 @@ def main(argv=None) -> None:
          max(200, args.docs // 8)),
         ("datasketch-xxh32", timed(run_datasketch, docs, args.num_perm, xxh32), args.docs),
         ("ours", timed(run_ours, docs, args.num_perm), args.docs),
+        ("ours-batch", timed(run_ours_batch, docs, args.num_perm), args.docs),
     ]
     rate = {name: n / t for name, t, n in rows}
     print(f"{args.docs} docs of {kb:.2f} KB, num_perm={args.num_perm}, 1 core")
-    print(f"{'contender':18s} {'docs/s':>9s} {'ours x':>7s}")
+    print(f"{'contender':18s} {'docs/s':>9s} {'ours x':>7s} {'batch x':>8s}")
     for name, _, _ in rows:
-        print(f"{name:18s} {rate[name]:9.0f} {rate['ours'] / rate[name]:7.2f}")
+        print(f"{name:18s} {rate[name]:9.0f} {rate['ours'] / rate[name]:7.2f} {rate['ours-batch'] / rate[name]:8.2f}")
 
 
 if __name__ == "__main__":

@@ -91,9 +91,17 @@ class FilterDoFn(beam.DoFn):
     def check(self, doc: Document) -> tuple[Document, FilterResult]:
         raise NotImplementedError
 
+    def applies_to(self, doc: Document) -> bool:
+        """Whether this stage judges ``doc`` at all; others pass through, counted as skipped."""
+        return doc.source not in self.skip_sources
+
+    def removal_detail(self, doc: Document) -> dict:
+        """Extra context stored with a removal (e.g. the score and the rule that decided)."""
+        return {}
+
     @timed()
     def process(self, doc: Document) -> Iterator:
-        if doc.source in self.skip_sources:
+        if not self.applies_to(doc):
             count(self.stage, doc.source, "skipped")
             yield doc
             return
@@ -103,7 +111,8 @@ class FilterDoFn(beam.DoFn):
             yield doc
         else:
             count(self.stage, doc.source, "removed", result.reason)
-            yield beam.pvalue.TaggedOutput(REMOVED, Removal(doc, self.stage, result.reason or "unknown"))
+            yield beam.pvalue.TaggedOutput(REMOVED, Removal(
+                doc, self.stage, result.reason or "unknown", self.removal_detail(doc)))
 
 
 class ApplyFilter(beam.PTransform):

@@ -41,7 +41,7 @@ from pipelines.fuzzy import FuzzyDedup
 from pipelines.quality import QualityFn
 from pipelines.read import ReadInputs
 from pipelines import report
-from pipelines.sinks import (WriteDeadLetters, WriteGroups, WriteRemoved, WriteShards, is_remote, join,
+from pipelines.sinks import (WriteDeadLetters, WriteRemoved, WriteShards, is_remote, join,
                              write_counters)
 from pipelines.stats import ReadCounts, StatsRows, WriteContaminationStats, WriteStats
 from pipelines.tokenize import Tokenize

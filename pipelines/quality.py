@@ -11,14 +11,11 @@ driver recorded in ``run.json`` so every worker scores with the same model.
 """
 from __future__ import annotations
 
-from typing import Iterator
-
-import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from curation.document import Document, FilterResult, Removal
+from curation.document import Document, FilterResult
 from curation.quality import QualityConfig, QualityScorer, keep_quality
-from pipelines.common import NAMESPACE, REMOVED, FilterDoFn, count, with_changes
+from pipelines.common import NAMESPACE, FilterDoFn, with_changes
 
 STAGE = "quality"
 
@@ -48,21 +45,10 @@ class QualityFn(FilterDoFn):
         self._scores.update(int(round(score * 1000)))
         return with_changes(doc, quality_score=score), keep_quality(doc.id, score, self.cfg)
 
-    def _detail(self, score: float) -> dict:
+    def applies_to(self, doc: Document) -> bool:
+        return doc.source in self.sources and doc.source not in self.skip_sources
+
+    def removal_detail(self, doc: Document) -> dict:
         rule = {"threshold": self.cfg.threshold} if self.cfg.rule == "threshold" else {
             "alpha": self.cfg.alpha, "seed": self.cfg.seed}
-        return {"score": round(score, 6), "rule": self.cfg.rule, **rule}
-
-    def process(self, doc: Document) -> Iterator:
-        if doc.source not in self.sources or doc.source in self.skip_sources:
-            count(self.stage, doc.source, "skipped")
-            yield doc
-            return
-        doc, result = self.check(doc)
-        if result.keep:
-            count(self.stage, doc.source, "kept")
-            yield doc
-        else:
-            count(self.stage, doc.source, "removed", result.reason)
-            yield beam.pvalue.TaggedOutput(REMOVED, Removal(
-                doc, self.stage, result.reason or "low_quality", self._detail(doc.quality_score)))
+        return {"score": round(doc.quality_score, 6), "rule": self.cfg.rule, **rule}

@@ -28,10 +28,6 @@ DOCUMENT_SCHEMA = pa.schema([
     ("meta", pa.string()), ("lang", pa.string()), ("lang_score", pa.float64()),
     ("quality_score", pa.float64()), ("tokens", pa.int64()),
 ])
-GROUP_SCHEMA = pa.schema([
-    ("kind", pa.string()), ("group", pa.string()), ("id", pa.string()), ("source", pa.string()),
-    ("kept", pa.bool_()), ("kept_id", pa.string()), ("similarity", pa.float64()),
-])
 
 
 def is_remote(path: str) -> bool:
@@ -169,18 +165,6 @@ class WriteDeadLetters(beam.PTransform):
                 | "Rows" >> beam.Map(lambda d: _json(dead_letter_row(d)))
                 | "Write" >> beam.io.WriteToText(join(self.run_dir, "dead_letter", "part"),
                                                  file_name_suffix=".jsonl.gz"))
-
-
-class WriteGroups(beam.PTransform):
-    """Dedup group rows -> ``dedup/groups-*.parquet`` (one row per member, kind exact|fuzzy)."""
-
-    def __init__(self, run_dir: str, label: str | None = None):
-        super().__init__(label)
-        self.run_dir = run_dir
-
-    def expand(self, rows):
-        return rows | "Write" >> beam.io.WriteToParquet(
-            join(self.run_dir, "dedup", "groups"), GROUP_SCHEMA, file_name_suffix=".parquet")
 
 
 def counters_rows(result) -> list[dict]:

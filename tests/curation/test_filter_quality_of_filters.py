@@ -18,8 +18,6 @@ of 0.95 and a clean false-removal rate of at most 2% fail if a rule starts eatin
 from __future__ import annotations
 
 import glob
-import json
-import os
 
 import pytest
 

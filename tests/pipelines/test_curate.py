@@ -4,7 +4,6 @@ import gzip
 import json
 import os
 
-import numpy as np
 import pandas as pd
 import pytest
 

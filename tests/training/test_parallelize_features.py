@@ -3,7 +3,6 @@ losses as eager without recomputation, and the wrapping really happens. FSDP2 ru
 in test_parallel_layouts.py."""
 
 import pytest
-import torch
 import torch.utils.checkpoint as torch_checkpoint
 
 import training.parallelize as parallelize
