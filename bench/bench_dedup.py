@@ -107,13 +107,16 @@ def planted_scores(clusters: set[frozenset], docs: list[Document]) -> str:
 
 
 def main(argv=None) -> None:
+    global THRESHOLD
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", type=int, default=5000)
     ap.add_argument("--scales", type=int, nargs="+", default=[1, 2, 4, 8])
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threshold", type=float, default=THRESHOLD)
     ap.add_argument("--skip-baseline-above", type=int, default=10**9)
     ap.add_argument("--dump", help="only write the --base corpus as JSONL here (for bench_dedup_datatrove.py)")
     args = ap.parse_args(argv)
+    THRESHOLD = args.threshold
     if args.dump:
         os.makedirs(os.path.dirname(os.path.abspath(args.dump)), exist_ok=True)
         with open(args.dump, "w") as f:
