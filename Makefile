@@ -13,10 +13,11 @@ PYTEST_ARGS ?=
 venv: $(STAMP)
 
 # torch first, pinned: on a CPU machine a bare `torch` requirement would pull a multi-GB CUDA
-# build; 2.13.0 resolves to the CPU wheel here. Where torch is already importable (GPU
-# machines, with --system-site-packages) we keep it.
+# build; 2.13.0 resolves to the CPU wheel here. Where the system Python already has torch
+# (GPU machines), the venv sees it through --system-site-packages and keeps it.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	test -x $(BIN)/python || { if $(PYTHON) -c "import torch" 2>/dev/null; then \
+	  $(PYTHON) -m venv --system-site-packages $(VENV); else $(PYTHON) -m venv $(VENV); fi; }
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "torch==2.13.0"
 	$(BIN)/python -m pip install -q -e ".[dev]"
