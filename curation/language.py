@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass, field
 
 from curation.document import FilterResult
+from curation.lazy_model import LazyModel
 
 
 def bundled_model_path() -> str:
@@ -43,7 +44,7 @@ class LanguageConfig:
             raise ValueError(f"LanguageConfig.max_chars must be >= 1, got {self.max_chars}")
 
 
-class LanguageIdentifier:
+class LanguageIdentifier(LazyModel):
     """``predict(text) -> (lang, score)``. The model is loaded on first use in each process
     and dropped on pickling, so Beam can ship the identifier to workers."""
 
@@ -51,11 +52,6 @@ class LanguageIdentifier:
         self.model_path = model_path
         self.max_chars = max_chars
         self._model = None
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_model"] = None
-        return state
 
     def _load(self):
         if self._model is None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import xxhash
 
 from curation.document import FilterResult
+from curation.lazy_model import LazyModel
 
 HQ_LABEL = "__label__hq"
 LQ_LABEL = "__label__lq"
@@ -119,7 +120,7 @@ def model_info(path: str) -> dict:
     return {"path": os.path.abspath(path), "sha256": file_sha256(path)}
 
 
-class QualityScorer:
+class QualityScorer(LazyModel):
     """``score(text) -> P(hq)``. The model loads on first use in each process and is dropped on
     pickling, so Beam ships the scorer cheaply and each worker loads the model once."""
 
@@ -129,11 +130,6 @@ class QualityScorer:
         self.max_chars = max_chars
         self.expected_sha256 = expected_sha256
         self._model = None
-
-    def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["_model"] = None
-        return state
 
     def load(self):
         if self._model is None:

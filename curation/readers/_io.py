@@ -31,40 +31,34 @@ def base_name(file_name: str) -> str:
     return os.path.basename(file_name.rstrip("/"))
 
 
-def _zstd_chunks(fileobj: BinaryIO) -> Iterator[bytes]:
-    dctx = zstandard.ZstdDecompressor(max_window_size=2**31)
-    dobj, in_frame, total = dctx.decompressobj(), False, 0
+def _member_chunks(fileobj: BinaryIO, new_decompressor, unit: str) -> Iterator[bytes]:
+    """Decompress a stream of concatenated frames (zstd) or members (gzip), as their command
+    line tools read them, and raise ``TruncatedInput`` when the input ends inside one: the
+    libraries' own stream readers return a silent EOF on a cut frame, which would lose data."""
+    dobj, inside, total = new_decompressor(), False, 0
     while data := fileobj.read(READ_CHUNK):
         while data:
-            in_frame = True
+            inside = True
             out = dobj.decompress(data)
             total += len(out)
             if out:
                 yield out
-            if dobj.eof:  # frame finished; anything after it starts the next frame
-                data, dobj, in_frame = dobj.unused_data, dctx.decompressobj(), False
+            if dobj.eof:  # this one finished; anything after it starts the next
+                data, dobj, inside = dobj.unused_data, new_decompressor(), False
             else:
                 data = b""
-    if in_frame:
-        # zstandard's stream_reader silently returns EOF on a cut frame; we must not.
-        raise TruncatedInput(f"zstd stream truncated inside a frame after {total} decompressed bytes")
+    if inside:
+        raise TruncatedInput(f"{unit} {total} bytes decompressed before the cut")
+
+
+def _zstd_chunks(fileobj: BinaryIO) -> Iterator[bytes]:
+    dctx = zstandard.ZstdDecompressor(max_window_size=2**31)
+    return _member_chunks(fileobj, dctx.decompressobj, "zstd stream truncated inside a frame;")
 
 
 def _gzip_chunks(fileobj: BinaryIO) -> Iterator[bytes]:
-    dobj, in_member, total = zlib.decompressobj(zlib.MAX_WBITS | 16), False, 0
-    while data := fileobj.read(READ_CHUNK):
-        while data:
-            in_member = True
-            out = dobj.decompress(data)
-            total += len(out)
-            if out:
-                yield out
-            if dobj.eof:  # concatenated gzip members are one stream (as gzip(1) reads them)
-                data, dobj, in_member = dobj.unused_data, zlib.decompressobj(zlib.MAX_WBITS | 16), False
-            else:
-                data = b""
-    if in_member:
-        raise TruncatedInput(f"gzip stream truncated inside a member after {total} decompressed bytes")
+    return _member_chunks(fileobj, lambda: zlib.decompressobj(zlib.MAX_WBITS | 16),
+                          "gzip stream truncated inside a member;")
 
 
 def _raw_chunks(fileobj: BinaryIO) -> Iterator[bytes]:
