@@ -68,6 +68,28 @@ class Removal:
             raise ValueError(f"unknown stage {self.stage!r}; expected one of {STAGES}")
 
 
+@dataclass(frozen=True)
+class Decision:
+    """A removal decided without the document's text (dedup works on small records): which
+    document, which stage and reason, and the context (e.g. the kept duplicate's id).
+    The pipeline turns it into a ``Removal`` once the decision meets its document."""
+
+    id: str
+    source: str
+    stage: str
+    reason: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.stage not in STAGES:
+            raise ValueError(f"unknown stage {self.stage!r}; expected one of {STAGES}")
+
+    def removal(self, doc: "Document") -> "Removal":
+        if doc.id != self.id:
+            raise ValueError(f"decision for {self.id!r} applied to document {doc.id!r}")
+        return Removal(doc, self.stage, self.reason, dict(self.detail))
+
+
 @dataclass
 class DeadLetter:
     """Input that could not be parsed into a document: the error and where it was."""
