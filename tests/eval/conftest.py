@@ -4,6 +4,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "training"))  # training_fixtures
 
 from eval_fixtures import make_checkpoint  # noqa: E402
 

@@ -70,8 +70,8 @@ def expand_checkpoints(paths: list[str]) -> list[str]:
                        os.path.isfile(os.path.join(path, d, "config.json"))) \
             if os.path.isdir(path) else []
         if not steps:
-            raise SystemExit(f"mtnlg eval: --checkpoint {path}: not a trainer checkpoint, and "
-                             f"holds no step-* checkpoints")
+            raise ValueError(f"--checkpoint {path}: not a trainer checkpoint, and holds no "
+                             f"step-* checkpoints")
         out += [os.path.join(path, d) for d in steps]
     return out
 
@@ -83,7 +83,7 @@ def parse_task_data(items: list[str]) -> dict[str, str]:
     for item in items:
         name, sep, path = item.partition("=")
         if not sep or not path:
-            raise SystemExit(f"mtnlg eval: --task-data {item!r}: expected TASK=PATH")
+            raise ValueError(f"--task-data {item!r}: expected TASK=PATH")
         out[get_task(name).name] = path
     return out
 
