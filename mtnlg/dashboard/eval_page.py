@@ -23,7 +23,8 @@ PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
            "#e377c2", "#7f7f7f", "#bcbd22"]
 CSS = ("body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;"
        "margin-top:16px}td,th{border:1px solid #ccc;padding:3px 8px}td.num{text-align:right;"
-       "font-variant-numeric:tabular-nums}th{background:#f3f3f3}.note{color:#666}")
+       "font-variant-numeric:tabular-nums;white-space:nowrap}th{background:#f3f3f3}.note{color:#666}"
+       ".charts{display:flex;flex-wrap:wrap;gap:8px}")
 
 
 def evaluations(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -47,46 +48,44 @@ def curves(evals: list[dict[str, Any]]) -> dict[str, list[tuple[float, float, fl
     return out
 
 
-def svg_chart(data: dict[str, list[tuple[float, float, float]]], x_label: str,
-              width: int = 720, height: int = 360) -> str:
-    left, right, top, bottom = 56, 150, 16, 44
-    xs = [p[0] for pts in data.values() for p in pts] or [0.0]
+def svg_chart(task: str, pts: list[tuple[float, float, float]], x_label: str, metric: str,
+              color: str = PALETTE[0], width: int = 300, height: int = 210) -> str:
+    """One task's curve (small multiples: one chart per task, shared 0..1 accuracy axis)."""
+    left, right, top, bottom = 40, 12, 24, 40
+    xs = [p[0] for p in pts] or [0.0]
     x0, x1 = min(xs), max(xs)
     if x1 == x0:
         x0, x1 = x0 - 1, x1 + 1
     pw, ph = width - left - right, height - top - bottom
     sx = lambda x: left + (x - x0) / (x1 - x0) * pw  # noqa: E731
-    sy = lambda y: top + (1 - y) * ph  # noqa: E731  accuracy axis: 0..1
+    sy = lambda y: top + (1 - y) * ph  # noqa: E731
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'role="img" aria-label="accuracy versus {esc(x_label)}">']
+             f'role="img" aria-label="{esc(task)} {esc(metric)} versus {esc(x_label)}">',
+             f'<text x="{left}" y="15" font-size="13" font-weight="bold">{esc(task)}</text>'
+             f'<text x="{left + pw}" y="15" font-size="11" text-anchor="end" fill="#666">'
+             f'{esc(metric)}</text>']
     for k in range(6):
         y = k / 5
         parts.append(f'<line x1="{left}" x2="{left + pw}" y1="{sy(y):.1f}" y2="{sy(y):.1f}" '
-                     f'stroke="#eee"/><text x="{left - 6}" y="{sy(y) + 4:.1f}" font-size="11" '
+                     f'stroke="#eee"/><text x="{left - 5}" y="{sy(y) + 4:.1f}" font-size="10" '
                      f'text-anchor="end">{y:.1f}</text>')
-    for k in range(5):
-        x = x0 + (x1 - x0) * k / 4
-        parts.append(f'<text x="{sx(x):.1f}" y="{top + ph + 16}" font-size="11" '
+    for k in range(3):
+        x = x0 + (x1 - x0) * k / 2
+        parts.append(f'<text x="{sx(x):.1f}" y="{top + ph + 14}" font-size="10" '
                      f'text-anchor="middle">{esc(fmt(int(round(x))))}</text>')
-    parts.append(f'<text x="{left + pw / 2:.1f}" y="{height - 6}" font-size="12" '
-                 f'text-anchor="middle">{esc(x_label)}</text>')
-    parts.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
+    parts.append(f'<text x="{left + pw / 2:.1f}" y="{height - 6}" font-size="11" '
+                 f'text-anchor="middle">{esc(x_label)}</text>'
+                 f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" '
                  f'stroke="#999"/>')
-    for i, (task, pts) in enumerate(sorted(data.items())):
-        color = PALETTE[i % len(PALETTE)]
-        band = [(sx(x), sy(min(1.0, y + e))) for x, y, e in pts] + \
-               [(sx(x), sy(max(0.0, y - e))) for x, y, e in reversed(pts)]
-        parts.append(f'<polygon points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in band)}" '
-                     f'fill="{color}" fill-opacity="0.12" stroke="none"/>')
-        line = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _ in pts)
-        parts.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2"/>')
-        for x, y, _ in pts:
-            parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{color}">'
-                         f'<title>{esc(task)}: {y:.4f} at {esc(fmt(int(x)))}</title></circle>')
-        ly = top + 14 + 16 * i
-        parts.append(f'<line x1="{left + pw + 12}" x2="{left + pw + 30}" y1="{ly - 4}" '
-                     f'y2="{ly - 4}" stroke="{color}" stroke-width="2"/><text x="{left + pw + 34}"'
-                     f' y="{ly}" font-size="12">{esc(task)}</text>')
+    band = [(sx(x), sy(min(1.0, y + e))) for x, y, e in pts] + \
+           [(sx(x), sy(max(0.0, y - e))) for x, y, e in reversed(pts)]
+    parts.append(f'<polygon points="{" ".join(f"{a:.1f},{b:.1f}" for a, b in band)}" '
+                 f'fill="{color}" fill-opacity="0.15" stroke="none"/>')
+    line = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y, _ in pts)
+    parts.append(f'<polyline points="{line}" fill="none" stroke="{color}" stroke-width="2"/>')
+    for x, y, e in pts:
+        parts.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{color}">'
+                     f'<title>{y:.4f} ± {e:.4f} at {esc(fmt(int(x)))}</title></circle>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -116,14 +115,17 @@ def render(results: list[dict[str, Any]]) -> str:
                 _cell(m, "acc_norm"), _cell(m, "ppl")]) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("checkpoint", "tokens", "task", "shots", "n", "acc",
                                               "acc_norm", "ppl"))
-    chart = svg_chart(curves(evals), "training tokens" if has_tokens else "step")
+    primary = {t: m.get("primary", "acc") for ev in evals for t, m in ev["tasks"].items()}
+    chart = "".join(svg_chart(task, pts, "training tokens" if has_tokens else "step",
+                              primary[task], PALETTE[i % len(PALETTE)])
+                    for i, (task, pts) in enumerate(curves(evals).items()))
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>Evaluation</title><style>{CSS}</style></head><body>"
             "<h1>Zero/few-shot evaluation</h1>"
             f"<p class=\"note\">{len(evals)} checkpoint(s); tasks {esc(', '.join(settings.get('tasks', [])))};"
             f" {esc(settings.get('shots', 0))}-shot; prompts and metrics as lm-evaluation-harness "
             "(acc; acc_norm for HellaSwag); band = one standard error.</p>"
-            f"{chart}<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+            f"<div class=\"charts\">{chart}</div><table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
             "</body></html>\n")
 
 
