@@ -58,6 +58,18 @@ def _file_for(folder: str, name: str) -> str | None:
     return None
 
 
+def _locate(task: Task, data_dir: str) -> str:
+    """The task's file, else its save_to_disk folder, under its own name or another it uses."""
+    for name in (task.name, *task.data_names):
+        found = _file_for(data_dir, name)
+        if found:
+            return found
+    for name in (task.name, *task.data_names):
+        if is_saved_dataset(os.path.join(data_dir, name)):
+            return os.path.join(data_dir, name)
+    return os.path.join(data_dir, task.name)
+
+
 def _sha256(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -85,7 +97,7 @@ def _read_split(path: str, split: str | None) -> list[dict] | None:
 def load_task_data(task: Task, data_dir: str | None = None, path: str | None = None) -> TaskData:
     """The rows of ``task`` from ``path`` (a file or save_to_disk folder) or from ``data_dir``."""
     data_dir = data_dir or bundled_data_dir()
-    where = path or _file_for(data_dir, task.name) or os.path.join(data_dir, task.name)
+    where = path or _locate(task, data_dir)
     if is_saved_dataset(where):
         rows = _read_split(where, task.eval_split)
         if rows is None:

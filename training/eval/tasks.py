@@ -59,6 +59,8 @@ class Task:
     prepare: Callable[[Doc], Doc] | None = None
     primary: str = "acc"
     """The metric the report plots (MT-NLG reports acc; HellaSwag is read as acc_norm)."""
+    data_names: tuple[str, ...] = ()
+    """Other file/folder names holding the task (one saved ``facebook/anli`` serves R1-R3)."""
 
     @property
     def multiple_input(self) -> bool:
@@ -149,7 +151,7 @@ def _race_question(doc: Doc) -> str:
 
 
 def _anli(name: str, r: int) -> Task:
-    return Task(name, "multiple_choice", ("acc",), f"test_r{r}", f"train_r{r}",
+    return Task(name, "multiple_choice", ("acc",), f"test_r{r}", f"train_r{r}", data_names=("anli",),
                 question=lambda d: f"{d['premise']}\nQuestion: {d['hypothesis']} True, False, or "
                                    f"Neither?\nAnswer:",
                 choices=lambda d: ["True", "Neither", "False"], gold=lambda d: int(d["label"]))
