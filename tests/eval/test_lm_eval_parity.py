@@ -6,7 +6,6 @@ on the trainer checkpoint itself. Every request must have the same context and c
 text, the same log-likelihood (float tolerance) and greedy flag, and every metric the same value.
 """
 import math
-import os
 
 import pytest
 
@@ -29,15 +28,17 @@ FEWSHOT_TASKS = ("lambada", "winogrande", "race", "hellaswag", "piqa")
 
 @pytest.fixture(scope="module")
 def setup(tiny_checkpoint, tmp_path_factory):
-    os.environ["HF_DATASETS_OFFLINE"] = "1"
-    os.environ["HF_HUB_OFFLINE"] = "1"
+    env = pytest.MonkeyPatch()
+    env.setenv("HF_DATASETS_OFFLINE", "1")  # no hub: the task files and the model are local
+    env.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path_factory.mktemp("lm_eval")
     hf = export_hf_with_tokenizer(tiny_checkpoint, str(out / "hf"), GPT2_DIR)
     tasks = parse_tasks("mtnlg")
     write_task_yamls(tasks, str(out / "tasks"))
     model, tok, _ = load_checkpoint_model(tiny_checkpoint)
-    return {"hf": hf, "tasks_dir": str(out / "tasks"), "model": model, "tok": tok,
-            "data": [load_task_data(t) for t in tasks]}
+    yield {"hf": hf, "tasks_dir": str(out / "tasks"), "model": model, "tok": tok,
+           "data": [load_task_data(t) for t in tasks]}
+    env.undo()
 
 
 def run_lm_eval(setup, shots: int, tasks) -> dict:
