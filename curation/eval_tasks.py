@@ -85,7 +85,10 @@ ADAPTERS: dict[str, TaskAdapter] = {a.name: a for a in (
 # Other spellings of the same tasks (file names, HF dataset ids).
 ALIASES = {"squad": "squad_v2", "nq": "natural_questions", "nq_open": "natural_questions",
            "triviaqa": "trivia_qa", "webquestions": "web_questions", "webqs": "web_questions",
-           "lambada_openai": "lambada"}
+           "lambada_openai": "lambada",
+           # the task names `mtnlg eval` (and lm-eval) use for the same files
+           "anli_r1": "anli", "anli_r2": "anli", "anli_r3": "anli", "race_high": "race",
+           "race_h": "race"}
 GENERIC = TaskAdapter("text", ("text",))
 """Any other task: rows with a ``text`` field."""
 

@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "tokenizer": ("mtnlg.cli", "tokenizer_main", "train a byte-level BPE tokenizer on curated text (train)"),
     "blend": ("blending.cli", "main", "join a blend spec with curated runs into a training manifest"),
     "train": ("training.launch", "main", "train the bundled GPT from a blend manifest (torchrun, dp x pp x tp)"),
+    "eval": ("training.eval.cli", "main", "zero/one/few-shot accuracy of trainer checkpoints (LAMBADA, PiQA, HellaSwag, ...)"),
     "dashboard": ("mtnlg.dashboard", "main", "render a self-contained HTML dashboard of one or two runs"),
     "demo": ("mtnlg.demo", "main", "all of the above on the embedded sample corpus, end to end"),
 }

@@ -1,7 +1,8 @@
 """`mtnlg demo`: every job of the system, end to end, on the embedded sample corpus.
 
 sample-data -> quality train (fastText) -> curate (Beam, local multi-process FnApiRunner) -> blend -> train (torchrun,
-2 processes, tiny GPT on CPU) -> dashboard.  Each step is the same entry point a user calls,
+2 processes, tiny GPT on CPU) -> dashboard -> eval (zero-shot LAMBADA of the trained checkpoint on
+the passages decontamination removed from the corpus).  Each step is the same entry point a user calls,
 with the same arguments, so the demo is also the shortest tour of the CLI.
 """
 from __future__ import annotations
@@ -97,8 +98,33 @@ def main(argv: list[str] | None = None) -> int:
     _check(dash.main([str(run), "--manifest", str(manifest), "--output", str(dashboard)]), "dashboard")
     timings["dashboard"] = time.perf_counter() - t
 
+    lambada = None
+    if not args.skip_train:
+        t = _step("eval (zero-shot LAMBADA of the final checkpoint)")
+        lambada = _eval_lambada(work, sample, manifest, train_dir)
+        timings["eval"] = time.perf_counter() - t
+
     _summary(work, run, manifest, train_dir, dashboard, losses, timings)
+    if lambada:
+        print(lambada, flush=True)
     return 0
+
+
+def _eval_lambada(work: Path, sample: Path, manifest: Path, train_dir: Path) -> str:
+    """Zero-shot LAMBADA (lm-eval's lambada_openai scoring) of every checkpoint the run wrote,
+    on the sample's LAMBADA passages: the ones decontamination cut out of the training data."""
+    from training.eval import cli as eval_cli
+
+    out = work / "eval.json"
+    _check(eval_cli.main(["--checkpoint", str(train_dir / "checkpoints"), "--tasks", "lambada",
+                          "--task-data", f"lambada={sample / 'eval_tasks' / 'lambada.jsonl'}",
+                          "--manifest", str(manifest), "--output", str(out),
+                          "--report", str(work / "eval.html")]), "eval")
+    res = json.loads(out.read_text())
+    m, last = res["tasks"]["lambada"], res["checkpoints"][-1]
+    return (f"\n==> zero-shot LAMBADA (step {last['step']}, {last['consumed_tokens']:,} tokens): "
+            f"acc {m['acc']:.3f} ± {m['acc_stderr']:.3f}, ppl {m['ppl']:,.1f} over {m['n']} "
+            f"passages  [{out}]")
 
 
 def _losses(metrics: Path) -> list[float]:
@@ -117,7 +143,8 @@ def _summary(work: Path, run: Path, manifest: Path, train_dir: Path, dashboard: 
                         ("removed", run / "removed"), ("dead letters", run / "dead_letter"),
                         ("run metadata", run / "run.json"), ("quality model", work / "quality"),
                         ("manifest", manifest),
-                        ("training", train_dir), ("dashboard", dashboard)]:
+                        ("training", train_dir), ("dashboard", dashboard),
+                        ("evaluation", work / "eval.json")]:
         print(f"  {label:<15} {path}")
     print("\n==> per source (documents)")
     header = f"  {'source':<18}{'read':>6}{'kept':>6}{'dead':>6}{'tokens':>9}  removed by reason"

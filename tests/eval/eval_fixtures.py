@@ -1,0 +1,25 @@
+"""A tiny trainer checkpoint over the real GPT-2 vocabulary, written by the real trainer."""
+from __future__ import annotations
+
+import os
+import sys
+
+GPT2_TOKENIZER = {"path": "gpt2", "sha256": "0" * 64, "vocab_size": 50257, "eod_id": 50256}
+SEQ = 32
+# 2 layers x hidden 32 with a 128-token window: the task prompts of RACE / BoolQ are longer, so
+# left truncation is exercised too.
+BASE = dict(model="tiny", model_overrides={"hidden": 32, "n_heads": 2}, seq_length=SEQ,
+            global_batch_size=2, micro_batch_size=2, train_steps=2, lr=3e-3, warmup_tokens=0,
+            decay_tokens=10**6, dtype="float32", seed=1234, checkpoint_interval=0)
+
+
+def make_checkpoint(out_dir: str, **overrides) -> str:
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "training"))
+    from training_fixtures import RepeatedDataset
+    from training.config import TrainConfig
+    from training.trainer import Trainer
+
+    cfg = TrainConfig(**{**BASE, "output_dir": out_dir, **overrides})
+    trainer = Trainer(cfg, RepeatedDataset(SEQ, vocab_size=50257), GPT2_TOKENIZER)
+    trainer.train()
+    return trainer.checkpoint_path()
