@@ -45,7 +45,7 @@ def torchrun(nproc: int, out: Path, **overrides) -> list[dict]:
 @pytest.fixture(scope="module")
 def single(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("single")
-    cfg = TrainConfig(**{**BASE, "output_dir": str(out)})
+    cfg = TrainConfig.from_settings({**BASE, "output_dir": str(out)})
     return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
 
 
@@ -53,7 +53,7 @@ def single(tmp_path_factory) -> list[dict]:
 def run_2x2x2(tmp_path_factory) -> tuple[list[dict], Path]:
     out = tmp_path_factory.mktemp("l222")
     rows = torchrun(8, out / "rows.json", dp=2, pp=2, tp=2, pp_schedule="interleaved_1f1b",
-                    virtual_stages=2, checkpoint_interval=2, output_dir=str(out))
+                    virtual_stages=2, output_dir=str(out), **{"checkpoint.interval": 2})
     return rows, out
 
 
@@ -103,7 +103,7 @@ def test_2x2x2_checkpoint_continues_in_1x2x1(tmp_path, run_2x2x2, single):
 @pytest.mark.slow
 def test_2x2x2_checkpoint_loads_into_one_process(tmp_path, run_2x2x2, single):
     _, out = run_2x2x2
-    cfg = TrainConfig(**{**BASE, "output_dir": str(tmp_path)})
+    cfg = TrainConfig.from_settings({**BASE, "output_dir": str(tmp_path)})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
     trainer.load_checkpoint(str(out / "checkpoints" / "step-00000002"))
     assert trainer.step == 2 and trainer.loader.consumed_samples == 16
