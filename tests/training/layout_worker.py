@@ -38,8 +38,15 @@ def main() -> None:
     # what data parallelism really did: FSDP2 wraps every model part (fully_shard on the root)
     from torch.distributed.fsdp import FSDPModule
     fsdp = all(isinstance(part, FSDPModule) for part in trainer.model_parts)
+    # what ZeRO-1 really did: rank 0 keeps optimizer state for fewer parameters than it holds
+    local = [(p.to_local() if hasattr(p, "to_local") else p) for p in trainer.parameters()]
+    in_optimizer = sum((p.to_local() if hasattr(p, "to_local") else p).numel()
+                       for opt in trainer.optimizers for g in opt.param_groups
+                       for p in g["params"])
     for record in history:
         record["fsdp"] = fsdp
+        record["model_params"] = sum(t.numel() for t in local)
+        record["optimizer_params"] = in_optimizer
     if trainer.is_main:
         with open(out, "w") as f:
             json.dump(history, f)

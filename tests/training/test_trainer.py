@@ -88,13 +88,14 @@ def test_model_vocab_smaller_than_tokenizer_refused(tmp_path, manifest, no_model
         Trainer.from_manifest(cfg, manifest)
 
 
-def test_tampered_shard_refused(tmp_path, no_model):
+@pytest.mark.parametrize("suffix", [".bin", ".idx"])
+def test_tampered_shard_refused(tmp_path, no_model, suffix):
     path = write_manifest(str(tmp_path / "blend"), repeat=2)
-    shard = tmp_path / "blend" / "shards" / "wiki" / "wiki_00000.bin"
+    shard = tmp_path / "blend" / "shards" / "wiki" / f"wiki_00000{suffix}"
     data = bytearray(shard.read_bytes())
-    data[0] ^= 1
+    data[-1] ^= 1  # the last byte: a document's token, or the idx's last document index
     shard.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="checksum mismatch"):
+    with pytest.raises(ValueError, match=f"checksum mismatch for .*wiki_00000\\{suffix}"):
         Trainer.from_manifest(config(tmp_path), path)
 
 
