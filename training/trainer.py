@@ -111,8 +111,13 @@ class Trainer:
                                         cache, "train")
         valid = None
         if manifest.split is not None and manifest.split[1] > 0 and cfg.validation.batches:
-            valid = build_blended_dataset(manifest, cfg.seq_length, _valid_samples(cfg),
-                                          cfg.seed, cache, "valid")
+            if any(manifest.split_range(s, "valid")[1] > manifest.split_range(s, "valid")[0]
+                   for s in manifest.sources if s.weight > 0):
+                valid = build_blended_dataset(manifest, cfg.seq_length, _valid_samples(cfg),
+                                              cfg.seed, cache, "valid")
+            else:
+                log.warning("the valid split of %s holds no document (sources too small for "
+                            "its share): no validation loss", manifest_path)
         elif cfg.validation.batches:
             log.warning("manifest %s has no valid split (blend spec `split:`): no validation "
                         "loss", manifest_path)

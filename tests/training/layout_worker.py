@@ -35,9 +35,9 @@ def main() -> None:
     if resume:
         trainer.load_checkpoint(resume)
     history = trainer.train()
-    # what data parallelism really did: FSDP2 wraps every model part (fully_shard on the root)
-    from torch.distributed.fsdp import FSDPModule
-    fsdp = all(isinstance(part, FSDPModule) for part in trainer.model_parts)
+    # what data parallelism really did: fully_shard swaps each part's class for FSDP<GPT>,
+    # replicate (ddp, zero1) for Replicate<GPT>
+    fsdp = all(type(part).__name__.startswith("FSDP") for part in trainer.model_parts)
     # what ZeRO-1 really did: rank 0 keeps optimizer state for fewer parameters than it holds
     local = [(p.to_local() if hasattr(p, "to_local") else p) for p in trainer.parameters()]
     in_optimizer = sum((p.to_local() if hasattr(p, "to_local") else p).numel()
