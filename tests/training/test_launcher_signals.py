@@ -67,13 +67,15 @@ def test_sigterm_to_launcher_checkpoints_and_leaves_nothing(tmp_path):
     assert len(steps) == 1 and 2 <= steps[0] < 40, log[-3000:]
     stopped = steps[0]
 
-    # the checkpoint continues exactly where an uninterrupted run goes
-    full = Trainer.from_manifest(TrainConfig.from_settings(
-        {**SETTINGS, "train_steps": stopped + 2, "output_dir": str(tmp_path / "full")}),
-        manifest).train()
-    resumed = Trainer.from_manifest(TrainConfig.from_settings(
-        {**SETTINGS, "train_steps": stopped + 2, "output_dir": str(tmp_path / "resumed")}),
-        manifest)
+    # the checkpoint continues exactly where an uninterrupted run goes (both runs are sized for
+    # 40 steps, as the sample index depends on the run length, and stop 2 steps after it)
+    def trainer(name: str) -> Trainer:
+        t = Trainer.from_manifest(TrainConfig.from_settings(
+            {**SETTINGS, "output_dir": str(tmp_path / name)}), manifest)
+        t.cfg.schedule.train_steps = stopped + 2
+        return t
+    full = trainer("full").train()
+    resumed = trainer("resumed")
     resumed.load_checkpoint(str(out / "checkpoints" / f"step-{stopped:08d}"))
     rest = resumed.train()
     assert [r["step"] for r in rest] == [stopped + 1, stopped + 2]
