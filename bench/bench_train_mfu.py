@@ -1,15 +1,25 @@
-"""Training throughput on one GPU: the trainer vs a minimal loop of the same model.
+"""Training throughput on one device: the trainer vs a bare loop of the same model, fed by the
+same loader.
 
     # on one GPU (H100/H200/A100): gpt-1.3b, seq 2048, bf16 autocast, fp32 master weights
-    python bench/bench_train_mfu.py --preset gpt-1.3b --seq 2048 --micro-batch 4 --compile
+    python bench/bench_train_mfu.py --preset gpt-1.3b --seq 2048 --micro-batch 4 --repeats 3
     # smoke run on CPU (what the test runs)
     python bench/bench_train_mfu.py --tiny
 
-Both sides train the same model (same init, same synthetic tokens, AdamW, clipping at 1.0, bf16
-autocast) for --warmup untimed and --steps timed optimizer steps, in the same process one after
-the other. Reported: tokens/s, TFLOP/s and MFU (formula: training/metrics.py), peak memory, and
-the trainer's overhead = 1 - trainer tokens/s / minimal tokens/s. Target: MFU >= 50%, overhead
-<= 5%. Prints a Markdown table and, with --json, writes the numbers.
+What is measured, honestly:
+* the trainer: wall clock of every step of `Trainer.train()` (``wall_time_s``: the loader's
+  next batch, the step, metrics.jsonl and TensorBoard logging); checkpoints are off (interval 0)
+  and the end-of-run save is outside the timed steps;
+* the bare loop: the same model (same init), the same `DistributedSampleLoader` over the same
+  dataset producing each step's micro-batches (host to device copy included), AdamW, clipping at
+  1.0, bf16 autocast, and a device synchronize per step like the trainer's;
+* --repeats runs of each, in alternating order (bare, trainer, trainer, bare, ...), each with
+  --warmup untimed steps; tokens/s is per run, the table reports medians and every run;
+* peak memory: torch.cuda.max_memory_allocated, reset before every run (CPU: not measured);
+* MFU = tokens/s x FLOPs/token (training/metrics.py) / peak FLOP/s of the device, whose name and
+  peak are printed (H100 SXM 989, H100 PCIe 756, H100 NVL 835 dense bf16 TFLOP/s;
+  --peak-tflops overrides).
+Overhead = 1 - trainer tokens/s / bare tokens/s (medians). Target: MFU >= 50%, overhead <= 5%.
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -27,16 +38,19 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from training.config import TrainConfig  # noqa: E402
-from training.metrics import flops_per_token, peak_flops, peak_memory_bytes  # noqa: E402
-from training.model import GPT, cross_entropy_loss, param_groups  # noqa: E402
+from training.data import DistributedSampleLoader  # noqa: E402
+from training.metrics import flops_per_token, peak_flops  # noqa: E402
+from training.model import GPT, GPTConfig, cross_entropy_loss, param_groups  # noqa: E402
 from training.trainer import Trainer  # noqa: E402
+
+VOCAB = 50257
 
 
 class RandomTokens:
-    """Deterministic random samples of seq + 1 tokens (no disk I/O in the measurement)."""
+    """Deterministic random samples of seq + 1 tokens, 256 distinct (no disk I/O)."""
 
     def __init__(self, seq: int, vocab: int, n: int):
-        self.data = np.random.default_rng(0).integers(0, vocab, (64, seq + 1), dtype=np.int64)
+        self.data = np.random.default_rng(0).integers(0, vocab, (256, seq + 1), dtype=np.int64)
         self.n = n
 
     def __len__(self):
@@ -49,55 +63,68 @@ class RandomTokens:
         return "synthetic"
 
 
-def bench_trainer(args, steps: int) -> tuple[float, int]:
-    vocab = 50257
-    cfg = TrainConfig(model=args.preset, seq_length=args.seq, dtype=args.dtype,
-                      global_batch_size=args.micro_batch * args.accum,
-                      micro_batch_size=args.micro_batch, train_steps=steps, lr=1e-4,
-                      warmup_tokens=0, decay_tokens=10**12, compile=args.compile,
-                      activation_checkpoint=args.ac, vocab_size=vocab,
-                      output_dir=tempfile.mkdtemp(prefix="bench-train-"))
-    data = RandomTokens(args.seq, vocab, cfg.global_batch_size * steps)
-    trainer = Trainer(cfg, data, {"vocab_size": vocab, "eod_id": vocab - 1})
-    trainer.save_checkpoint = lambda path=None: None  # not part of the step being measured
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _reset_memory(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+
+
+def _peak_memory(device: torch.device) -> float | None:
+    return torch.cuda.max_memory_allocated() / 1e9 if device.type == "cuda" else None
+
+
+def run_trainer(args, steps: int, device: torch.device) -> tuple[float, float | None]:
+    _reset_memory(device)
+    cfg = TrainConfig.from_settings({
+        "model.name": args.preset, "seq_length": args.seq, "dtype": args.dtype,
+        "global_batch_size": args.micro_batch * args.accum,
+        "micro_batch_size": args.micro_batch, "train_steps": steps, "lr": 1e-4,
+        "warmup_tokens": 0, "decay_tokens": 10**12, "compile": args.compile,
+        "activation_checkpoint": args.ac, "vocab_size": VOCAB, "seed": 1234,
+        "output_dir": tempfile.mkdtemp(prefix="bench-train-")})
+    data = RandomTokens(args.seq, VOCAB, cfg.schedule.global_batch_size * steps)
+    trainer = Trainer(cfg, data, {"vocab_size": VOCAB, "eod_id": VOCAB - 1})
     history = trainer.train()
     timed = history[args.warmup:]
     tokens = sum(r["tokens"] for r in timed)
-    seconds = sum(r["step_time_s"] for r in timed)
-    return tokens / seconds, peak_memory_bytes(trainer.device)
+    return tokens / sum(r["wall_time_s"] for r in timed), _peak_memory(device)
 
 
-def bench_minimal(args, steps: int) -> tuple[float, int]:
-    from training.model import GPTConfig
-
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    torch.manual_seed(1234)
-    model = GPT(GPTConfig.preset(args.preset, vocab_size=50257)).to(device)
+def run_bare(args, steps: int, device: torch.device) -> tuple[float, float | None]:
+    _reset_memory(device)
+    with torch.device(device):
+        model = GPT(GPTConfig.preset(args.preset, vocab_size=VOCAB), seed=1234)
+    if args.ac != "none":
+        from training.parallelize import apply_ac
+        apply_ac(model, args.ac)
     if args.compile:
         for block in model.layers.values():
             block.compile()
     opt = torch.optim.AdamW(param_groups(model, 0.1), lr=1e-4, betas=(0.9, 0.95), eps=1e-8)
-    data = RandomTokens(args.seq, 50257, 1)
-    x = torch.from_numpy(data.data[:args.micro_batch]).to(device)
-    inputs, targets = x[:, :-1], x[:, 1:]
+    batch = args.micro_batch * args.accum
+    loader = DistributedSampleLoader(RandomTokens(args.seq, VOCAB, batch * steps), args.seq,
+                                     args.micro_batch, device=device)
     dtype = torch.bfloat16 if args.dtype == "bfloat16" else torch.float32
-    t0 = None
-    for step in range(steps):
-        if step == args.warmup:
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            t0 = time.perf_counter()
+    walls = []
+    for _ in range(steps):
+        t0 = time.perf_counter()
+        step = loader.next_step(batch)
         opt.zero_grad(set_to_none=True)
-        for _ in range(args.accum):
+        for inputs, targets in step.micro_batches:
             with torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32):
                 loss = cross_entropy_loss(model(inputs), targets)
             (loss / args.accum).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    tokens = (steps - args.warmup) * args.accum * args.micro_batch * args.seq
-    return tokens / (time.perf_counter() - t0), peak_memory_bytes(device)
+        _sync(device)
+        walls.append(time.perf_counter() - t0)
+    tokens = (steps - args.warmup) * batch * args.seq
+    return tokens / sum(walls[args.warmup:]), _peak_memory(device)
 
 
 def main(argv=None) -> int:
@@ -106,8 +133,9 @@ def main(argv=None) -> int:
     p.add_argument("--seq", type=int, default=2048)
     p.add_argument("--micro-batch", type=int, default=4)
     p.add_argument("--accum", type=int, default=2, help="micro-batches per optimizer step")
-    p.add_argument("--steps", type=int, default=20, help="timed optimizer steps")
-    p.add_argument("--warmup", type=int, default=5, help="untimed steps first")
+    p.add_argument("--steps", type=int, default=20, help="timed optimizer steps per run")
+    p.add_argument("--warmup", type=int, default=5, help="untimed steps first, per run")
+    p.add_argument("--repeats", type=int, default=3, help="runs of each side, alternating")
     p.add_argument("--dtype", default="bfloat16", choices=("bfloat16", "float32"))
     p.add_argument("--ac", default="none", choices=("none", "full", "selective"))
     p.add_argument("--compile", action="store_true", help="torch.compile each block (both sides)")
@@ -117,40 +145,49 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.tiny:
         args.preset, args.seq, args.micro_batch, args.accum = "tiny", 64, 2, 2
-        args.steps, args.warmup = 3, 1
+        args.steps, args.warmup, args.repeats = 3, 1, 2
     steps = args.warmup + args.steps
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    from training.model import GPTConfig
-    fpt = flops_per_token(GPTConfig.preset(args.preset, vocab_size=50257), args.seq)
+    fpt = flops_per_token(GPTConfig.preset(args.preset, vocab_size=VOCAB), args.seq)
     peak = peak_flops(device, args.peak_tflops)
+    dev = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    print(f"device: {dev}; peak used for MFU: "
+          + (f"{peak / 1e12:.0f} TFLOP/s dense bf16" if peak else "none (MFU not reported)"),
+          flush=True)
 
-    minimal_tps, minimal_mem = bench_minimal(args, steps)
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-    trainer_tps, trainer_mem = bench_trainer(args, steps)
+    sides = {"bare loop": run_bare, "trainer": run_trainer}
+    runs: dict[str, list[tuple[float, float | None]]] = {k: [] for k in sides}
+    for r in range(args.repeats):
+        for name in (list(sides) if r % 2 == 0 else list(reversed(sides))):
+            runs[name].append(sides[name](args, steps, device))
+            print(f"run {r + 1}: {name:<9} {runs[name][-1][0]:.0f} tokens/s", flush=True)
 
     rows = []
-    for name, tps, mem in (("minimal loop", minimal_tps, minimal_mem),
-                           ("trainer", trainer_tps, trainer_mem)):
+    for name, results in runs.items():
+        tps = statistics.median(t for t, _ in results)
+        mems = [m for _, m in results if m is not None]
         tflops = tps * fpt / 1e12
-        rows.append({"run": name, "tokens_per_s": tps, "tflops": tflops,
-                     "mfu": tflops * 1e12 / peak if peak else None, "peak_memory_gb": mem / 1e9})
-    overhead = 1.0 - trainer_tps / minimal_tps
-    dev = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+        rows.append({"run": name, "tokens_per_s": tps, "runs_tokens_per_s": [t for t, _ in results],
+                     "tflops": tflops, "mfu": tflops * 1e12 / peak if peak else None,
+                     "peak_memory_gb": max(mems) if mems else None})
+    overhead = 1.0 - rows[1]["tokens_per_s"] / rows[0]["tokens_per_s"]
     print(f"\n{args.preset}, seq {args.seq}, micro-batch {args.micro_batch} x {args.accum}, "
           f"{args.dtype}, ac {args.ac}, compile {args.compile}, on {dev}; "
-          f"{fpt / 1e9:.2f} GFLOP/token\n")
-    print("| run | tokens/s | TFLOP/s | MFU | peak memory (GB) |\n|---|---:|---:|---:|---:|")
+          f"{fpt / 1e9:.2f} GFLOP/token; {args.repeats} runs per side of {args.warmup} + "
+          f"{args.steps} steps, medians\n")
+    print("| run | tokens/s (median) | every run | TFLOP/s | MFU | peak memory (GB) |\n"
+          "|---|---:|---|---:|---:|---:|")
     for r in rows:
         mfu = f"{100 * r['mfu']:.1f}%" if r["mfu"] is not None else "n/a"
-        print(f"| {r['run']} | {r['tokens_per_s']:.0f} | {r['tflops']:.2f} | {mfu} | "
-              f"{r['peak_memory_gb']:.2f} |")
+        mem = f"{r['peak_memory_gb']:.2f}" if r["peak_memory_gb"] is not None else "n/a (CPU)"
+        every = ", ".join(f"{t:.0f}" for t in r["runs_tokens_per_s"])
+        print(f"| {r['run']} | {r['tokens_per_s']:.0f} | {every} | {r['tflops']:.2f} | {mfu} | "
+              f"{mem} |")
     print(f"\ntrainer overhead: {100 * overhead:.1f}% (target <= 5%)")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"device": dev, "args": vars(args), "flops_per_token": fpt, "rows": rows,
-                       "overhead": overhead}, f, indent=2)
+            json.dump({"device": dev, "peak_flops": peak, "args": vars(args),
+                       "flops_per_token": fpt, "rows": rows, "overhead": overhead}, f, indent=2)
     return 0
 
 

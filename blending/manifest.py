@@ -4,7 +4,8 @@
 ``manifest.json`` (atomically, same inputs → same bytes)::
 
     {"format_version": 1,
-     "blend": {"name", "spec", "train_tokens", "dataset_tokens", "epoch_cap"},
+     "blend": {"name", "spec", "train_tokens", "dataset_tokens", "epoch_cap",
+              "split"},                                    # [train, valid, test] weights or null
      "runs": ["../RUN"],                                   # relative to the manifest
      "tokenizer": {"path", "sha256", "vocab_size", "eod_id"},
      "sources": [{"name", "display_name", "family", "weight", "target_tokens",
@@ -90,6 +91,8 @@ class Manifest:
     path: str | None = None
     """Where this manifest was written or read (absolute)."""
     format_version: int = FORMAT_VERSION
+    split: tuple[float, ...] | None = None
+    """Megatron's train/valid/test split weights (from the blend spec), or None (all train)."""
 
     @property
     def weights(self) -> list[float]:
@@ -112,6 +115,31 @@ class Manifest:
                 return s
         raise KeyError(f"manifest has no source {name!r}")
 
+    def split_range(self, source: SourceEntry, split: str) -> tuple[int, int]:
+        """[first, last) document (flat over the source's shards, in manifest order) of
+        ``split`` (train, valid, test). Without a split every document is train."""
+        if split not in SPLITS:
+            raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+        if self.split is None:
+            return (0, source.documents) if split == "train" else (0, 0)
+        bounds = split_bounds(self.split, source.documents)
+        i = SPLITS.index(split)
+        return bounds[i], bounds[i + 1]
+
+
+SPLITS = ("train", "valid", "test")
+
+
+def split_bounds(weights, n: int) -> list[int]:
+    """Megatron-Core's document split: cumulative rounded shares of ``n``, the rounding error
+    taken off every boundary after the first so the last is exactly ``n``."""
+    total = float(sum(weights))
+    bounds = [0]
+    for w in weights:
+        bounds.append(bounds[-1] + int(round(w / total * float(n))))
+    diff = bounds[-1] - n
+    return [bounds[0]] + [b - diff for b in bounds[1:]]
+
 
 def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
                    epoch_cap: float | None = None) -> Manifest:
@@ -123,9 +151,15 @@ def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
     shards, a run without run.json, runs made with different tokenizers. ``epoch_cap``
     overrides the spec's warning threshold; warnings land in ``Manifest.warnings``.
     """
+    import dataclasses
+
     from blending.build import build_manifest as _build  # RUN discovery lives there
 
-    return _build(spec, run_dirs, output, epoch_cap)
+    manifest = _build(spec, run_dirs, output, epoch_cap)
+    if spec.split is not None:  # the held-out split travels with the manifest
+        manifest = dataclasses.replace(manifest, split=tuple(spec.split))
+        write_manifest(manifest, output)
+    return manifest
 
 
 # --- serialization ----------------------------------------------------------------------------
@@ -150,7 +184,8 @@ def manifest_to_json(manifest: Manifest, base_dir: str) -> dict[str, Any]:
         "format_version": manifest.format_version,
         "blend": {"name": manifest.blend_name, "spec": _rel(manifest.spec_path, base_dir),
                   "train_tokens": manifest.train_tokens,
-                  "dataset_tokens": manifest.dataset_tokens, "epoch_cap": manifest.epoch_cap},
+                  "dataset_tokens": manifest.dataset_tokens, "epoch_cap": manifest.epoch_cap,
+                  **({"split": list(manifest.split)} if manifest.split else {})},
         "runs": [_rel(r, base_dir) for r in manifest.runs],
         "tokenizer": tok,
         "sources": [{
@@ -248,7 +283,18 @@ def load_manifest(path: str, verify_checksums: bool = True) -> Manifest:
         sources=tuple(sources), dataset_tokens=blend.get("dataset_tokens"),
         spec_path=_abs(blend.get("spec"), base),
         runs=tuple(_abs(r, base) for r in d.get("runs", [])),
-        warnings=tuple(d.get("warnings", [])), path=path, format_version=version)
+        warnings=tuple(d.get("warnings", [])), path=path, format_version=version,
+        split=_split(blend.get("split")))
+
+
+def _split(value) -> tuple[float, ...] | None:
+    if value is None:
+        return None
+    if not (isinstance(value, list) and len(value) == 3
+            and all(isinstance(v, (int, float)) and v >= 0 for v in value) and value[0] > 0):
+        raise ManifestError(f"manifest field 'blend.split' must be three non-negative weights "
+                            f"with train > 0, got {value!r}")
+    return tuple(float(v) for v in value)
 
 
 def _verify_shard(sh: ShardEntry, where: str, verify_checksums: bool) -> None:

@@ -69,7 +69,8 @@ class GPTSampleIndex(_Cached):
     _arrays = ("document_index", "sample_index", "shuffle_index")
 
     def __init__(self, source: SourceEntry, seq_length: int, num_samples: int, seed: int,
-                 shuffle_samples: bool = True, cache_dir: str | None = None) -> None:
+                 shuffle_samples: bool = True, cache_dir: str | None = None,
+                 doc_range: tuple[int, int] | None = None, split: str = "train") -> None:
         if seq_length < 1:
             raise ValueError(f"seq_length must be >= 1, got {seq_length}")
         if num_samples < 0:
@@ -82,6 +83,10 @@ class GPTSampleIndex(_Cached):
         self.doc_starts = np.cumsum([0] + [len(s) for s in self.shards], dtype=np.int64)
         lengths = [s.sequence_lengths for s in self.shards]
         self.doc_lengths = (np.concatenate(lengths) if lengths else np.empty(0, np.int32))
+        # A held-out split uses the documents [first, last) of the source only; document ids
+        # in the indices count from `first`.
+        self.first_doc, last = doc_range if doc_range is not None else (0, len(self.doc_lengths))
+        self.doc_lengths = self.doc_lengths[self.first_doc:last]
         self.tokens_per_epoch = int(self.doc_lengths.sum(dtype=np.int64))
         if num_samples and self.tokens_per_epoch == 0:
             raise ValueError(f"source {self.name!r} has no tokens but {num_samples} samples "
@@ -91,10 +96,14 @@ class GPTSampleIndex(_Cached):
         params = {"version": INDEX_VERSION, "source": self.name, "seq_length": seq_length,
                   "num_samples": num_samples, "seed": seed, "shuffle": shuffle_samples,
                   "shards": [[sh.bin_sha256, sh.idx_sha256] for sh in source.shards]}
+        seed_name = self.name
+        if doc_range is not None:  # (train with no split keeps the old cache key and order)
+            params["split"] = [split, self.first_doc, last]
+            seed_name = self.name if split == "train" else f"{self.name}/{split}"
 
         def build() -> dict[str, np.ndarray]:
             _, doc, sample, shuffle = build_gpt_indices(
-                self.doc_lengths, seq_length, num_samples, _seed_sequence(seed, self.name),
+                self.doc_lengths, seq_length, num_samples, _seed_sequence(seed, seed_name),
                 shuffle_samples)
             return {"document_index": doc, "sample_index": sample, "shuffle_index": shuffle}
 
@@ -114,6 +123,7 @@ class GPTSampleIndex(_Cached):
         return self.stream_sample(int(self.shuffle_index[i]))
 
     def _tokens(self, doc: int, offset: int, length: int) -> np.ndarray:
+        doc += self.first_doc
         k = 0 if len(self.shards) == 1 else int(np.searchsorted(self.doc_starts, doc,
                                                                   side="right")) - 1
         return self.shards[k].get(doc - int(self.doc_starts[k]), offset, length)
@@ -154,7 +164,7 @@ class BlendedDataset(_Cached):
     _arrays = ("dataset_index", "dataset_sample_index")
 
     def __init__(self, manifest: Manifest, seq_length: int, num_samples: int,
-                 seed: int = 1234, cache_dir: str | None = _AUTO) -> None:
+                 seed: int = 1234, cache_dir: str | None = _AUTO, split: str = "train") -> None:
         if seq_length < 1:
             raise ValueError(f"seq_length must be >= 1, got {seq_length}")
         if num_samples < 0:
@@ -163,13 +173,20 @@ class BlendedDataset(_Cached):
             cache_dir = default_cache_dir(manifest)
         self.seq_length, self.num_samples, self.seed = seq_length, num_samples, seed
         self.cache_dir = cache_dir
-        # Zero-weight sources never take part: Megatron's rule could pick one on an exact tie.
-        self.sources = [s for s in manifest.sources if s.weight > 0]
+        # Zero-weight sources never take part: Megatron's rule could pick one on an exact tie;
+        # nor do sources whose split holds no document (a tiny source's valid range).
+        self.split = split
+        ranges = {s.name: manifest.split_range(s, split) for s in manifest.sources}
+        self.sources = [s for s in manifest.sources
+                        if s.weight > 0 and ranges[s.name][1] > ranges[s.name][0]]
         if not self.sources:
-            raise ValueError("manifest has no source with a positive weight")
+            raise ValueError(f"manifest has no source with a positive weight and documents in "
+                             f"its {split!r} split")
         self.weights = normalized_weights([s.weight for s in self.sources])
         params = {"version": INDEX_VERSION, "num_samples": num_samples,
                   "weights": [float(s.weight) for s in self.sources]}
+        if manifest.split is not None:
+            params["split"] = split
 
         def build() -> dict[str, np.ndarray]:
             idx, within = blend_indices(self.weights, num_samples)
@@ -179,7 +196,10 @@ class BlendedDataset(_Cached):
         self.dataset_index = arrays["dataset_index"]
         self.dataset_sample_index = arrays["dataset_sample_index"]
         self.counts = np.bincount(self.dataset_index, minlength=len(self.sources))
-        self.datasets = [GPTSampleIndex(s, seq_length, int(c), seed, cache_dir=cache_dir)
+        with_split = manifest.split is not None
+        self.datasets = [GPTSampleIndex(s, seq_length, int(c), seed, cache_dir=cache_dir,
+                                        doc_range=ranges[s.name] if with_split else None,
+                                        split=split)
                          for s, c in zip(self.sources, self.counts)]
 
     def __len__(self) -> int:

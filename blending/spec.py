@@ -73,6 +73,10 @@ class BlendSpec:
     description: str = ""
     path: str | None = None
     """Where the spec was loaded from, if it was."""
+    split: tuple[float, ...] | None = None
+    """Megatron's train/valid/test split weights (``969,30,1``): every source's documents are
+    cut into three contiguous ranges in these proportions; the trainer draws validation
+    samples from the valid range only. None: every document is for training."""
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -116,6 +120,14 @@ def _validate(spec: BlendSpec) -> None:
         if s.paper_tokens_b is not None and not s.paper_tokens_b > 0:
             raise BlendSpecError(f"blend setting '{where}.paper_tokens_b' ({s.name}) must be "
                                  f"positive, got {s.paper_tokens_b!r}")
+    if spec.split is not None:
+        if len(spec.split) != 3 or not all(isinstance(w, (int, float)) and math.isfinite(w)
+                                           and w >= 0 for w in spec.split):
+            raise BlendSpecError(f"blend setting 'split' must be three non-negative numbers "
+                                 f"train,valid,test (e.g. 969,30,1), got {spec.split!r}")
+        if not spec.split[0] > 0:
+            raise BlendSpecError(f"blend setting 'split': the train weight must be > 0, "
+                                 f"got {spec.split!r}")
     labels = [s.label for s in spec.sources]
     if len(set(labels)) != len(labels):
         raise BlendSpecError("blend setting 'sources[*].display_name' must be unique")
@@ -127,7 +139,19 @@ def _validate(spec: BlendSpec) -> None:
 
 _SOURCE_KEYS = {"name", "weight", "display_name", "family", "paper_tokens_b",
                 "paper_tokens_confirmed", "aliases"}
-_TOP_KEYS = {"name", "train_tokens", "dataset_tokens", "epoch_cap", "description", "sources"}
+_TOP_KEYS = {"name", "train_tokens", "dataset_tokens", "epoch_cap", "description", "sources",
+             "split"}
+
+
+def parse_split(value: Any) -> tuple[float, float, float] | None:
+    """``"969,30,1"``, ``[969, 30, 1]`` or None -> weights (not normalised)."""
+    if value is None:
+        return None
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)):
+        raise BlendSpecError(f"blend setting 'split' must be 'train,valid,test' weights, "
+                             f"got {value!r}")
+    return tuple(_number(v, "split") for v in items)  # type: ignore[return-value]
 
 
 def _number(value: Any, setting: str) -> float:
@@ -180,6 +204,7 @@ def blend_spec_from_dict(data: dict[str, Any], path: str | None = None) -> Blend
         epoch_cap=_number(data.get("epoch_cap", 4.0), "epoch_cap"),
         description=str(data.get("description") or ""),
         path=path,
+        split=parse_split(data.get("split")),
     )
 
 

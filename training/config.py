@@ -1,279 +1,529 @@
-"""The training run configuration: one typed dataclass, loadable from YAML, overridable from the CLI.
+"""The training run configuration, in sections as torchtitan's job config:
+
+    model:        preset and shape overrides, vocabulary, sequence length, compute dtype
+    optimizer:    AdamW hyper-parameters and gradient clipping
+    schedule:     batch size (with ramp-up), run length, learning-rate warmup/decay
+    parallelism:  dp x pp x tp, pipeline schedule, data-parallel strategy, recomputation, compile
+    data:         manifest checks, blend index cache
+    validation:   held-out loss every N steps and at the end
+    checkpoint:   interval, retention, async save, Hugging Face export
+    logging:      output folder, metrics.jsonl, TensorBoard
+    seed:         (top level) seeds the model init and the sample order
 
 Defaults are MT-NLG's recipe (REFERENCE.md section 3) where the recipe fixes a value; sizes that
-only make sense at scale (model, batch, tokens) default to something a laptop can run. Every error
-names the setting to change.
+only make sense at scale (model, batch, tokens) default to something a laptop can run. A YAML
+file holds the sections; `--set SECTION.FIELD=VALUE` (or `--set FIELD=VALUE` when the field name
+is unique) overrides one value. Loading type-checks every value against its field, rejects
+unknown keys by name and runs each section's ``validate()``; every error is a ``ConfigError``
+whose message starts with the dotted setting (``optimizer.lr: must be > 0 (got 0.0)``).
 
-    cfg = TrainConfig.from_yaml("training/configs/demo.yaml", overrides=["lr=1e-3", "tp=1"])
+    cfg = TrainConfig.from_yaml("training/configs/demo.yaml", ["optimizer.lr=1e-3", "tp=1"])
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import types
+import typing
 from dataclasses import dataclass, field
 
 import yaml
 
 from training.model import PRESETS, GPTConfig
-from training.schedule import BatchRampup, LRSchedule
+from training.schedule import BatchRampup, LRSchedule, batch_sizes
 
 DTYPES = ("float32", "bfloat16")
 PP_SCHEDULES = ("1f1b", "interleaved_1f1b")
-DATA_PARALLEL = ("allreduce", "fsdp")
+DATA_PARALLEL = ("ddp", "zero1", "fsdp")
 AC_MODES = ("none", "full", "selective")
 
 
+class ConfigError(ValueError):
+    """A setting is wrong; the message starts with its dotted name."""
+
+
+def _need(cond: bool, setting: str, msg: str, value=dataclasses.MISSING) -> None:
+    if not cond:
+        got = "" if value is dataclasses.MISSING else f" (got {value!r})"
+        raise ValueError(f"{setting}: {msg}{got}")
+
+
 @dataclass
-class TrainConfig:
-    # --- model ---
-    model: str = "tiny"
+class ModelSection:
+    name: str = "tiny"
     """Model preset: one of training.model.PRESETS (tiny, gpt-125m, gpt-1.3b, mtnlg-530b)."""
-    model_overrides: dict = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)
     """GPTConfig fields to override on the preset, e.g. {n_layers: 4, dropout: 0.1}."""
     vocab_size: int | None = None
-    """Tokenizer vocabulary the model is built for; None takes it from the manifest. A value
+    """Tokenizer vocabulary the model is built for; null takes it from the manifest. A value
     smaller than the manifest tokenizer's vocabulary is refused before training."""
     seq_length: int | None = None
-    """Tokens per training sequence; None means the preset's max_seq_length (MT-NLG: 2048)."""
+    """Tokens per training sequence; null means the preset's max_seq_length (MT-NLG: 2048)."""
     dtype: str = "float32"
-    """Compute dtype: float32, or bfloat16 autocast with fp32 master weights (MT-NLG: bf16)."""
+    """Compute dtype: float32, or bfloat16 with fp32 master weights (MT-NLG: bf16)."""
 
-    # --- batch and length of training ---
+    def validate(self) -> None:
+        _need(self.name in PRESETS, "name", f"unknown preset; choose one of {sorted(PRESETS)}",
+              self.name)
+        bad = set(self.overrides) - {f.name for f in dataclasses.fields(GPTConfig)}
+        _need(not bad, "overrides", f"unknown GPTConfig fields {sorted(bad)}")
+        _need(self.vocab_size is None or self.vocab_size > 0, "vocab_size", "must be > 0 or null",
+              self.vocab_size)
+        _need(self.seq_length is None or self.seq_length > 0, "seq_length",
+              "must be > 0 or null", self.seq_length)
+        _need(self.dtype in DTYPES, "dtype", f"must be one of {DTYPES}", self.dtype)
+        try:
+            shape = GPTConfig.preset(self.name, **self.overrides)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"overrides: {e}") from None
+        _need(self.seq_length is None or self.seq_length <= shape.max_seq_length, "seq_length",
+              f"must be <= the model's max_seq_length ({shape.max_seq_length})", self.seq_length)
+
+
+@dataclass
+class OptimizerSection:
+    lr: float = 5.0e-5
+    """Peak learning rate (MT-NLG: 5e-5)."""
+    adam_beta1: float = 0.9
+    """Adam beta1 (MT-NLG: 0.9)."""
+    adam_beta2: float = 0.95
+    """Adam beta2 (MT-NLG: 0.95)."""
+    adam_eps: float = 1e-8
+    """Adam epsilon (MT-NLG: 1e-8)."""
+    weight_decay: float = 0.1
+    """AdamW decoupled weight decay (MT-NLG: 0.1); not applied to biases and LayerNorms."""
+    grad_clip: float = 1.0
+    """Clip the global gradient norm to this (MT-NLG: 1.0); 0 disables clipping."""
+
+    def validate(self) -> None:
+        _need(self.lr > 0, "lr", "must be > 0", self.lr)
+        _need(0 <= self.adam_beta1 < 1, "adam_beta1", "must be in [0, 1)", self.adam_beta1)
+        _need(0 <= self.adam_beta2 < 1, "adam_beta2", "must be in [0, 1)", self.adam_beta2)
+        _need(self.adam_eps > 0, "adam_eps", "must be > 0", self.adam_eps)
+        _need(self.weight_decay >= 0, "weight_decay", "must be >= 0", self.weight_decay)
+        _need(self.grad_clip >= 0, "grad_clip", "must be >= 0 (0 disables)", self.grad_clip)
+
+
+@dataclass
+class ScheduleSection:
     global_batch_size: int = 16
     """Sequences per optimizer step across all data-parallel ranks (MT-NLG: 1920)."""
     micro_batch_size: int = 1
-    """Sequences per forward/backward on one rank (MT-NLG: 1). Gradients are accumulated over
-    global_batch_size / (micro_batch_size * dp) micro-batches."""
+    """Sequences per forward/backward on one rank (MT-NLG: 1)."""
     train_steps: int | None = None
     """Optimizer steps to run. Exactly one of train_steps / train_tokens must be set."""
     train_tokens: int | None = None
     """Tokens to train on (MT-NLG: 270B); the last step may overshoot by under one batch."""
     rampup_batch_start: int | None = None
-    """Global batch at step 0 when ramping up (MT-NLG: 32); None disables the ramp."""
+    """Global batch at step 0 when ramping up (MT-NLG: 32); null disables the ramp."""
     rampup_batch_increment: int = 32
     """Sequences added to the global batch at each ramp increment (MT-NLG: 32)."""
     rampup_tokens: int = 12_000_000_000
     """Tokens over which the batch ramps to global_batch_size (MT-NLG: 12B)."""
-
-    # --- optimizer ---
-    lr: float = 5.0e-5
-    """Peak learning rate (MT-NLG: 5e-5)."""
-    min_lr_ratio: float = 0.1
-    """Floor of the cosine decay as a fraction of lr (MT-NLG: 10%)."""
     warmup_tokens: int = 1_000_000_000
-    """Linear warmup length in tokens (MT-NLG: 1B)."""
+    """Linear learning-rate warmup in tokens (MT-NLG: 1B)."""
     decay_tokens: int = 340_000_000_000
     """Tokens at which the cosine decay reaches its floor, warmup included (MT-NLG: 340B)."""
-    adam_beta1: float = 0.9
-    adam_beta2: float = 0.95
-    adam_eps: float = 1e-8
-    weight_decay: float = 0.1
-    """AdamW decoupled weight decay; not applied to biases and LayerNorm parameters."""
-    grad_clip: float = 1.0
-    """Clip the global gradient norm to this; 0 disables clipping."""
+    min_lr_ratio: float = 0.1
+    """Floor of the cosine decay as a fraction of optimizer.lr (MT-NLG: 10%)."""
 
-    # --- parallelism ---
+    def validate(self) -> None:
+        _need(self.global_batch_size > 0, "global_batch_size", "must be > 0",
+              self.global_batch_size)
+        _need(self.micro_batch_size > 0, "micro_batch_size", "must be > 0", self.micro_batch_size)
+        _need(self.global_batch_size % self.micro_batch_size == 0, "global_batch_size",
+              f"must be a multiple of micro_batch_size ({self.micro_batch_size})",
+              self.global_batch_size)
+        _need((self.train_steps is None) != (self.train_tokens is None), "train_steps",
+              "set exactly one of train_steps and train_tokens", self.train_steps)
+        if self.train_steps is not None:
+            _need(self.train_steps > 0, "train_steps", "must be > 0", self.train_steps)
+        if self.train_tokens is not None:
+            _need(self.train_tokens > 0, "train_tokens", "must be > 0", self.train_tokens)
+        if self.rampup_batch_start is not None:
+            _need(0 < self.rampup_batch_start <= self.global_batch_size, "rampup_batch_start",
+                  f"must be in (0, global_batch_size={self.global_batch_size}]",
+                  self.rampup_batch_start)
+            _need(self.rampup_batch_increment > 0, "rampup_batch_increment", "must be > 0",
+                  self.rampup_batch_increment)
+            _need((self.global_batch_size - self.rampup_batch_start)
+                  % self.rampup_batch_increment == 0, "rampup_batch_increment",
+                  "must divide global_batch_size - rampup_batch_start",
+                  self.rampup_batch_increment)
+            _need(self.rampup_tokens >= 0, "rampup_tokens", "must be >= 0", self.rampup_tokens)
+        _need(self.warmup_tokens >= 0, "warmup_tokens", "must be >= 0", self.warmup_tokens)
+        _need(self.decay_tokens > self.warmup_tokens, "decay_tokens",
+              f"must be > warmup_tokens ({self.warmup_tokens})", self.decay_tokens)
+        _need(0 <= self.min_lr_ratio <= 1, "min_lr_ratio", "must be in [0, 1]",
+              self.min_lr_ratio)
+
+
+@dataclass
+class ParallelismSection:
     dp: int = -1
     """Data-parallel degree; -1 means world_size / (pp * tp)."""
     pp: int = 1
     """Pipeline-parallel degree (MT-NLG: 35). Layers are split evenly over pp * virtual_stages
-    stages; the number of micro-batches per step must be >= pp for 1F1B."""
+    stages."""
     tp: int = 1
-    """Tensor-parallel degree (MT-NLG: 8), with sequence parallelism and a vocab-parallel loss."""
+    """Tensor-parallel degree (MT-NLG: 8), with sequence parallelism and a vocab-parallel loss;
+    must divide model.n_heads and the padded vocabulary."""
     pp_schedule: str = "1f1b"
-    """Pipeline schedule: 1f1b, or interleaved_1f1b (Narayanan et al. 2021, needs
-    virtual_stages >= 2)."""
+    """1f1b (needs >= pp micro-batches per step), or interleaved_1f1b (Narayanan et al. 2021,
+    virtual_stages >= 2; accepts fewer micro-batches than stages, e.g. a batch ramp-up)."""
     virtual_stages: int = 1
     """Pipeline stages held by each pp rank (the interleaved schedule's model chunks)."""
-    data_parallel: str = "allreduce"
-    """allreduce: replicated parameters, gradients averaged over dp once per step (MT-NLG's
-    setting); fsdp: FSDP2 fully_shard over dp (bf16 parameters and fp32 gradient reduction when
-    dtype is bfloat16)."""
+    data_parallel: str = "ddp"
+    """ddp: replicated parameters, gradients all-reduced in buckets overlapped with backward
+    (FSDP2's `replicate`); zero1: as ddp, with the AdamW state sharded over dp (each rank steps
+    the parameters it owns, then broadcasts them); fsdp: FSDP2 fully_shard (parameters,
+    gradients and optimizer state sharded)."""
     activation_checkpoint: str = "none"
     """Recompute activations in backward: none, full (every block, MT-NLG's setting), or
     selective (keep matmul and attention outputs, recompute the cheap element-wise ops)."""
     compile: bool = False
     """torch.compile each transformer block."""
-    export_hf: bool = False
-    """At the end, also write OUTPUT_DIR/hf: a GPT-2-compatible config.json + model.safetensors."""
 
-    # --- bookkeeping ---
-    seed: int = 1234
-    """Seeds the model init and the blended sample order."""
-    output_dir: str = "runs/train"
-    """Where metrics and checkpoints go."""
-    metrics_file: str | None = None
-    """JSON-lines metrics path; None means OUTPUT_DIR/metrics.jsonl."""
-    checkpoint_interval: int = 0
-    """Save a checkpoint every N steps; 0 saves only at the end."""
-    log_interval: int = 1
-    """Write a metrics line every N steps."""
+    def validate(self) -> None:
+        _need(self.dp == -1 or self.dp > 0, "dp", "must be > 0, or -1 to infer", self.dp)
+        _need(self.pp > 0, "pp", "must be > 0", self.pp)
+        _need(self.tp > 0, "tp", "must be > 0", self.tp)
+        _need(self.pp_schedule in PP_SCHEDULES, "pp_schedule", f"must be one of {PP_SCHEDULES}",
+              self.pp_schedule)
+        _need(self.virtual_stages > 0, "virtual_stages", "must be > 0", self.virtual_stages)
+        _need(self.pp_schedule != "interleaved_1f1b" or self.virtual_stages > 1,
+              "virtual_stages", "must be >= 2 with pp_schedule: interleaved_1f1b",
+              self.virtual_stages)
+        _need(self.pp_schedule != "1f1b" or self.virtual_stages == 1, "virtual_stages",
+              "must be 1 with pp_schedule: 1f1b (use interleaved_1f1b for more)",
+              self.virtual_stages)
+        _need(self.data_parallel in DATA_PARALLEL, "data_parallel",
+              f"must be one of {DATA_PARALLEL}", self.data_parallel)
+        _need(self.activation_checkpoint in AC_MODES, "activation_checkpoint",
+              f"must be one of {AC_MODES}", self.activation_checkpoint)
+
+
+@dataclass
+class DataSection:
     verify_checksums: bool = True
-    """Check every shard's sha256 against the manifest before training."""
+    """Check every shard's sha256 against the manifest before training (once per node)."""
+    index_cache: str | None = "auto"
+    """Folder of the cached sample/blend indices: auto (<manifest folder>/index_cache), a path,
+    or null (build in memory on every rank)."""
+
+    def validate(self) -> None:
+        pass
+
+
+@dataclass
+class ValidationSection:
+    interval: int = 0
+    """Evaluate the held-out loss every N steps (0: only at the end)."""
+    batches: int = 2
+    """Global batches of the validation split per evaluation (the same ones every time); 0
+    disables validation."""
+
+    def validate(self) -> None:
+        _need(self.interval >= 0, "interval", "must be >= 0", self.interval)
+        _need(self.batches >= 0, "batches", "must be >= 0", self.batches)
+
+
+@dataclass
+class CheckpointSection:
+    interval: int = 0
+    """Save a checkpoint every N steps; 0 saves only at the end (and on SIGTERM)."""
+    keep_last: int = 0
+    """Keep only the newest K checkpoints (older ones are deleted after a save completes);
+    0 keeps all."""
+    async_save: bool = False
+    """Write checkpoints in the background (torch.distributed.checkpoint.async_save); training
+    continues while the files are written. The checksum manifest is written once it finishes."""
+    export_hf: bool = False
+    """At the end, also write OUTPUT_DIR/hf: a Hugging Face GPT-2 checkpoint with tokenizer."""
+
+    def validate(self) -> None:
+        _need(self.interval >= 0, "interval", "must be >= 0", self.interval)
+        _need(self.keep_last >= 0, "keep_last", "must be >= 0 (0 keeps all)", self.keep_last)
+
+
+@dataclass
+class LoggingSection:
+    output_dir: str = "runs/train"
+    """Where metrics, TensorBoard events and checkpoints go."""
+    metrics_file: str | None = None
+    """JSON-lines metrics path; null means OUTPUT_DIR/metrics.jsonl."""
+    interval: int = 1
+    """Write a metrics line every N steps."""
+    tensorboard: bool = True
+    """Also write TensorBoard event files to OUTPUT_DIR/tensorboard (rank 0)."""
+
+    def validate(self) -> None:
+        _need(self.interval > 0, "interval", "must be > 0", self.interval)
+
+
+SECTIONS = {"model": ModelSection, "optimizer": OptimizerSection, "schedule": ScheduleSection,
+            "parallelism": ParallelismSection, "data": DataSection,
+            "validation": ValidationSection, "checkpoint": CheckpointSection,
+            "logging": LoggingSection}
+
+
+@dataclass
+class TrainConfig:
+    model: ModelSection = field(default_factory=ModelSection)
+    optimizer: OptimizerSection = field(default_factory=OptimizerSection)
+    schedule: ScheduleSection = field(default_factory=ScheduleSection)
+    parallelism: ParallelismSection = field(default_factory=ParallelismSection)
+    data: DataSection = field(default_factory=DataSection)
+    validation: ValidationSection = field(default_factory=ValidationSection)
+    checkpoint: CheckpointSection = field(default_factory=CheckpointSection)
+    logging: LoggingSection = field(default_factory=LoggingSection)
+    seed: int = 1234
+    """Seeds the model init (per parameter, layout independent) and the blended sample order."""
 
     def __post_init__(self):
-        def need(cond: bool, setting: str, msg: str):
-            if not cond:
-                raise ValueError(f"{setting}: {msg} (got {getattr(self, setting)!r})")
+        self.validate()
 
-        need(self.model in PRESETS, "model", f"unknown preset; choose one of {sorted(PRESETS)}")
-        need(isinstance(self.model_overrides, dict), "model_overrides", "must be a mapping")
-        bad = set(self.model_overrides) - {f.name for f in dataclasses.fields(GPTConfig)}
-        need(not bad, "model_overrides", f"unknown GPTConfig fields {sorted(bad)}")
-        need(self.vocab_size is None or self.vocab_size > 0, "vocab_size", "must be > 0 or null")
-        need(self.seq_length is None or self.seq_length > 0, "seq_length", "must be > 0 or null")
-        need(self.dtype in DTYPES, "dtype", f"must be one of {DTYPES}")
-        need(self.global_batch_size > 0, "global_batch_size", "must be > 0")
-        need(self.micro_batch_size > 0, "micro_batch_size", "must be > 0")
-        need(self.global_batch_size % self.micro_batch_size == 0, "global_batch_size",
-             f"must be a multiple of micro_batch_size ({self.micro_batch_size})")
-        need((self.train_steps is None) != (self.train_tokens is None), "train_steps",
-             "set exactly one of train_steps and train_tokens")
-        if self.train_steps is not None:
-            need(self.train_steps > 0, "train_steps", "must be > 0")
-        if self.train_tokens is not None:
-            need(self.train_tokens > 0, "train_tokens", "must be > 0")
-        if self.rampup_batch_start is not None:
-            need(0 < self.rampup_batch_start <= self.global_batch_size, "rampup_batch_start",
-                 f"must be in (0, global_batch_size={self.global_batch_size}]")
-            need(self.rampup_batch_increment > 0, "rampup_batch_increment", "must be > 0")
-            need((self.global_batch_size - self.rampup_batch_start)
-                 % self.rampup_batch_increment == 0, "rampup_batch_increment",
-                 "must divide global_batch_size - rampup_batch_start")
-            need(self.rampup_tokens >= 0, "rampup_tokens", "must be >= 0")
-        need(self.lr > 0, "lr", "must be > 0")
-        need(0 <= self.min_lr_ratio <= 1, "min_lr_ratio", "must be in [0, 1]")
-        need(self.warmup_tokens >= 0, "warmup_tokens", "must be >= 0")
-        need(self.decay_tokens > self.warmup_tokens, "decay_tokens",
-             f"must be > warmup_tokens ({self.warmup_tokens})")
-        need(0 <= self.adam_beta1 < 1, "adam_beta1", "must be in [0, 1)")
-        need(0 <= self.adam_beta2 < 1, "adam_beta2", "must be in [0, 1)")
-        need(self.adam_eps > 0, "adam_eps", "must be > 0")
-        need(self.weight_decay >= 0, "weight_decay", "must be >= 0")
-        need(self.grad_clip >= 0, "grad_clip", "must be >= 0 (0 disables)")
-        need(self.dp == -1 or self.dp > 0, "dp", "must be > 0, or -1 to infer")
-        need(self.pp > 0, "pp", "must be > 0")
-        need(self.tp > 0, "tp", "must be > 0")
-        need(self.pp_schedule in PP_SCHEDULES, "pp_schedule", f"must be one of {PP_SCHEDULES}")
-        need(self.virtual_stages > 0, "virtual_stages", "must be > 0")
-        need(self.pp_schedule != "interleaved_1f1b" or self.virtual_stages > 1, "virtual_stages",
-             "must be >= 2 with pp_schedule: interleaved_1f1b")
-        need(self.pp_schedule != "1f1b" or self.virtual_stages == 1, "virtual_stages",
-             "must be 1 with pp_schedule: 1f1b (use interleaved_1f1b for more)")
-        need(self.data_parallel in DATA_PARALLEL, "data_parallel",
-             f"must be one of {DATA_PARALLEL}")
-        need(self.activation_checkpoint in AC_MODES, "activation_checkpoint",
-             f"must be one of {AC_MODES}")
-        need(self.checkpoint_interval >= 0, "checkpoint_interval", "must be >= 0")
-        need(self.log_interval > 0, "log_interval", "must be > 0")
-        model = self.model_config()
-        need(self.effective_seq_length <= model.max_seq_length, "seq_length",
-             f"must be <= the model's max_seq_length ({model.max_seq_length})")
+    def validate(self) -> None:
+        """Every section's checks, then the ones that span sections; raises ConfigError."""
+        for name in SECTIONS:
+            try:
+                getattr(self, name).validate()
+            except ValueError as e:
+                raise ConfigError(f"{name}.{e}") from None
+        p, m = self.parallelism, self.model_config()
+        if m.n_heads % p.tp:
+            raise ConfigError(f"parallelism.tp: {p.tp} does not divide model.n_heads "
+                              f"({m.n_heads}); choose a tp that divides it")
+        if m.padded_vocab_size() % p.tp:
+            raise ConfigError(f"parallelism.tp: {p.tp} does not divide the padded vocabulary "
+                              f"({m.padded_vocab_size()}); set model.overrides.vocab_multiple "
+                              f"to a multiple of {p.tp}")
+        if p.pp * p.virtual_stages > m.n_layers:
+            raise ConfigError(f"parallelism.pp: {m.n_layers} layers cannot fill pp * "
+                              f"virtual_stages = {p.pp} * {p.virtual_stages} stages")
 
     # --- derived ---
     def model_config(self, vocab_size: int | None = None) -> GPTConfig:
-        overrides = dict(self.model_overrides)
-        vocab = vocab_size or self.vocab_size
+        overrides = dict(self.model.overrides)
+        vocab = vocab_size or self.model.vocab_size
         if vocab is not None:
             overrides["vocab_size"] = vocab
-        return GPTConfig.preset(self.model, **overrides)
+        return GPTConfig.preset(self.model.name, **overrides)
 
     @property
-    def effective_seq_length(self) -> int:
-        if self.seq_length is not None:
-            return self.seq_length
-        return GPTConfig.preset(self.model, **self.model_overrides).max_seq_length
+    def seq_length(self) -> int:
+        if self.model.seq_length is not None:
+            return self.model.seq_length
+        return GPTConfig.preset(self.model.name, **self.model.overrides).max_seq_length
+
+    @property
+    def output_dir(self) -> str:
+        return self.logging.output_dir
 
     @property
     def metrics_path(self) -> str:
-        return self.metrics_file or os.path.join(self.output_dir, "metrics.jsonl")
+        return self.logging.metrics_file or os.path.join(self.logging.output_dir, "metrics.jsonl")
 
     def lr_schedule(self) -> LRSchedule:
-        return LRSchedule(self.lr, self.warmup_tokens, self.decay_tokens, self.min_lr_ratio)
+        s = self.schedule
+        return LRSchedule(self.optimizer.lr, s.warmup_tokens, s.decay_tokens, s.min_lr_ratio)
 
     def batch_rampup(self) -> BatchRampup:
-        return BatchRampup(self.global_batch_size, self.rampup_batch_start,
-                           self.rampup_batch_increment, self.rampup_tokens)
+        s = self.schedule
+        return BatchRampup(s.global_batch_size, s.rampup_batch_start, s.rampup_batch_increment,
+                           s.rampup_tokens)
+
+    def global_batches(self) -> list[int]:
+        """The distinct global batch sizes the run goes through (the ramp, then the target)."""
+        s = self.schedule
+        if s.rampup_batch_start is None:
+            return [s.global_batch_size]
+        return list(range(s.rampup_batch_start, s.global_batch_size + 1,
+                          s.rampup_batch_increment))
 
     def check_layout(self, dp: int, pp: int) -> None:
-        """The (dp, pp) layout fits the batch sizes and the model's layers."""
+        """The (dp, pp) layout fits every batch size of the run; raises ConfigError."""
         self.check_dp(dp)
-        n_stages = pp * self.virtual_stages
-        n_layers = self.model_config().n_layers
-        if pp > 1 and n_layers < n_stages:
-            raise ValueError(f"pp: {n_layers} layers cannot fill pp * virtual_stages = "
-                             f"{pp} * {self.virtual_stages} = {n_stages} stages")
-        if pp > 1:
-            smallest = self.rampup_batch_start or self.global_batch_size
-            n_micro = smallest // (self.micro_batch_size * dp)
-            if self.pp_schedule == "1f1b" and n_micro < pp:
-                raise ValueError(f"global_batch_size: a step of {smallest} sequences gives "
-                                 f"{n_micro} micro-batches per pipeline, fewer than pp = {pp}; "
-                                 f"1F1B needs at least pp micro-batches")
+        if pp == 1:
+            return
+        from training.pipeline import schedule_accepts  # the schedule's own rule
+        mbs = self.schedule.micro_batch_size
+        for batch in self.global_batches():
+            n_micro = batch // (mbs * dp)
+            why = schedule_accepts(self.parallelism.pp_schedule, n_micro, pp)
+            if why:
+                raise ConfigError(f"parallelism.pp_schedule: a global batch of {batch} sequences "
+                                  f"gives {n_micro} micro-batches per pipeline at dp {dp}: {why}")
 
     def check_dp(self, dp: int) -> None:
         """Every global batch the run can see must split evenly into micro-batches on dp ranks."""
-        unit = self.micro_batch_size * dp
+        s = self.schedule
+        unit = s.micro_batch_size * dp
         for setting in ("global_batch_size", "rampup_batch_start", "rampup_batch_increment"):
-            value = getattr(self, setting)
-            if setting != "global_batch_size" and self.rampup_batch_start is None:
+            value = getattr(s, setting)
+            if setting != "global_batch_size" and s.rampup_batch_start is None:
                 continue
             if value % unit:
-                raise ValueError(f"{setting}: {value} is not a multiple of micro_batch_size * dp "
-                                 f"= {self.micro_batch_size} * {dp} = {unit}")
+                raise ConfigError(f"schedule.{setting}: {value} is not a multiple of "
+                                  f"micro_batch_size * dp = {s.micro_batch_size} * {dp} = {unit}")
+
+    def total_samples(self) -> int:
+        """Samples the whole run consumes (sizes the blended index)."""
+        seq, ramp = self.seq_length, self.batch_rampup()
+        if self.schedule.train_steps is not None:
+            return sum(batch_sizes(self.schedule.train_steps, seq, ramp))
+        from training.schedule import plan_steps
+        return sum(plan_steps(self.schedule.train_tokens, seq, ramp))
 
     # --- loading ---
     @classmethod
     def from_dict(cls, data: dict) -> "TrainConfig":
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown training settings {unknown}; known: {sorted(known)}")
-        return cls(**{k: _coerce(cls, k, v) for k, v in data.items()})
+        """From a mapping of sections (as in a YAML file); every key and value is checked."""
+        if not isinstance(data, dict):
+            raise ConfigError("a training config must be a mapping of sections "
+                              f"({', '.join(SECTIONS)}, seed)")
+        kwargs = {}
+        for key, value in data.items():
+            if key == "seed":
+                kwargs["seed"] = _typed(int, value, "seed")
+                continue
+            if key not in SECTIONS:
+                hint = _section_of(key)
+                raise ConfigError(f"{key}: unknown section" + (
+                    f"; it is a field of '{hint}' (write it under {hint}:)" if hint else
+                    f"; known sections: {', '.join(SECTIONS)}, seed"))
+            kwargs[key] = _section_from_dict(key, SECTIONS[key], value)
+        return cls(**kwargs)
+
+    @classmethod
+    def from_settings(cls, settings: dict, base: dict | None = None) -> "TrainConfig":
+        """From flat settings, ``{"optimizer.lr": 1e-3, "tp": 2}`` (a bare field name when it
+        is unique across sections), applied over ``base`` (a sectioned mapping)."""
+        data = {k: (dict(v) if isinstance(v, dict) and k in SECTIONS else v)
+                for k, v in (base or {}).items()}
+        for key, value in settings.items():
+            section, name = resolve_setting(key)
+            if section is None:
+                data[name] = value
+            else:
+                data.setdefault(section, {})
+                if not isinstance(data[section], dict):
+                    raise ConfigError(f"{section}: must be a mapping")
+                data[section][name] = value
+        return cls.from_dict(data)
 
     @classmethod
     def from_yaml(cls, path: str | None = None, overrides: list[str] | dict | None = None,
                   ) -> "TrainConfig":
         data = {}
         if path:
-            with open(path) as f:
-                data = yaml.safe_load(f) or {}
+            try:
+                with open(path) as f:
+                    data = yaml.safe_load(f) or {}
+            except OSError as e:
+                raise ConfigError(f"config file {path}: {e.strerror}") from None
+            except yaml.YAMLError as e:
+                raise ConfigError(f"config file {path}: not valid YAML ({e})") from None
             if not isinstance(data, dict):
-                raise ValueError(f"{path}: a training config must be a YAML mapping")
-        data.update(parse_overrides(overrides or {}))
-        return cls.from_dict(data)
+                raise ConfigError(f"config file {path}: must be a YAML mapping of sections")
+        return cls.from_settings(parse_overrides(overrides or {}), base=data)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
+def _fields(section_cls) -> dict[str, dataclasses.Field]:
+    return {f.name: f for f in dataclasses.fields(section_cls)}
+
+
+def _section_of(name: str) -> str | None:
+    owners = [s for s, c in SECTIONS.items() if name in _fields(c)]
+    return owners[0] if len(owners) == 1 else None
+
+
+def resolve_setting(key: str) -> tuple[str | None, str]:
+    """``"optimizer.lr"`` or ``"lr"`` -> ("optimizer", "lr"); ``"seed"`` -> (None, "seed")."""
+    if key == "seed":
+        return None, "seed"
+    if "." in key:
+        section, _, name = key.partition(".")
+        if section not in SECTIONS:
+            raise ConfigError(f"{key}: unknown section {section!r}; known: {', '.join(SECTIONS)}")
+        if name not in _fields(SECTIONS[section]):
+            raise ConfigError(f"{key}: unknown setting; {section} has "
+                              f"{', '.join(_fields(SECTIONS[section]))}")
+        return section, name
+    owners = [s for s, c in SECTIONS.items() if key in _fields(c)]
+    if not owners:
+        raise ConfigError(f"{key}: unknown setting; write SECTION.FIELD with a section of "
+                          f"{', '.join(SECTIONS)}")
+    if len(owners) > 1:
+        raise ConfigError(f"{key}: ambiguous; write one of "
+                          f"{', '.join(f'{o}.{key}' for o in owners)}")
+    return owners[0], key
+
+
+def _section_from_dict(name: str, section_cls, value):
+    if value is None:
+        value = {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"{name}: must be a mapping of settings, got {value!r}")
+    fields = _fields(section_cls)
+    hints = typing.get_type_hints(section_cls)
+    kwargs = {}
+    for key, v in value.items():
+        if key not in fields:
+            raise ConfigError(f"{name}.{key}: unknown setting; {name} has {', '.join(fields)}")
+        kwargs[key] = _typed(hints[key], v, f"{name}.{key}")
+    return section_cls(**kwargs)
+
+
+def _typed(annotation, value, setting: str):
+    """``value`` checked against ``annotation`` (int, float, bool, str, dict, X | None).
+    YAML reads ``1e-3`` without a dot as a string and ``1e9`` as a float: numeric strings and
+    integral floats are accepted for number fields; anything else of the wrong type is an error."""
+    args = typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        (annotation,) = [a for a in args if a is not type(None)]
+    if annotation is bool:
+        if isinstance(value, bool):
+            return value
+    elif annotation in (int, float):
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise ConfigError(f"{setting}: expected a number, got {value!r}") from None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if annotation is float:
+                return float(value)
+            if float(value).is_integer():
+                return int(value)
+            raise ConfigError(f"{setting}: expected an integer, got {value!r}")
+    elif annotation is str:
+        if isinstance(value, str):
+            return value
+    elif annotation is dict:
+        if isinstance(value, dict):
+            return dict(value)
+    name = getattr(annotation, "__name__", str(annotation))
+    raise ConfigError(f"{setting}: expected {name}, got {value!r} ({type(value).__name__})")
+
+
 def parse_overrides(overrides: list[str] | dict) -> dict:
-    """``["lr=1e-3", "model_overrides={n_layers: 4}"]`` -> dict; values are parsed as YAML."""
+    """``["optimizer.lr=1e-3", "model.overrides={n_layers: 4}"]`` -> dict; values are YAML."""
     if isinstance(overrides, dict):
         return dict(overrides)
     out = {}
     for item in overrides:
         key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"override {item!r} must look like SETTING=VALUE")
-        out[key.strip()] = yaml.safe_load(value)
+        if not sep or not key.strip():
+            raise ConfigError(f"override {item!r} must look like SECTION.FIELD=VALUE")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            raise ConfigError(f"{key.strip()}: value {value!r} is not valid YAML") from None
     return out
-
-
-def _coerce(cls, name: str, value):
-    """YAML reads ``1e-3`` and ``1e9`` as strings; turn numeric settings into numbers."""
-    kind = {f.name: str(f.type) for f in dataclasses.fields(cls)}.get(name, "")
-    if value is None or isinstance(value, bool):
-        return value
-    try:
-        if kind.startswith("float"):
-            return float(value)
-        if kind.startswith("int") and isinstance(value, (str, float)):
-            number = float(value)
-            if number != int(number):
-                raise ValueError
-            return int(number)
-    except ValueError:
-        raise ValueError(f"{name}: expected a number, got {value!r}") from None
-    return value

@@ -118,6 +118,67 @@ def open_manifest(path: str, verify_checksums: bool = True):
     return load_manifest(path, verify_checksums=verify_checksums)
 
 
+# --- start-up work done once per node -----------------------------------------------------------
+# Hashing every shard (the corpus read once) and building the blend index are the expensive
+# parts of start-up. Local rank 0 of every node does them while the other ranks of the node
+# wait; the verdict (or the error) is shared with every rank, and the other ranks then read the
+# manifest without hashing and memory-map the indices local rank 0 wrote to the cache.
+
+VERIFIED_ENV = "MTNLG_VERIFIED_MANIFEST"
+"""Set by the `mtnlg train --nproc N` launcher after it verified the manifest (once per
+machine, before torchrun starts): ``<absolute path>:<sha256 of the manifest file>``."""
+
+
+def manifest_fingerprint(path: str) -> str:
+    import hashlib
+
+    with open(path, "rb") as f:
+        return f"{os.path.abspath(path)}:{hashlib.sha256(f.read()).hexdigest()}"
+
+
+def verified_by_launcher(path: str) -> bool:
+    value = os.environ.get(VERIFIED_ENV)
+    return bool(value) and os.path.isfile(path) and value == manifest_fingerprint(path)
+
+
+def _distributed() -> bool:
+    import torch.distributed as dist
+
+    return dist.is_initialized() and dist.get_world_size() > 1
+
+
+def node_leader() -> bool:
+    """Local rank 0 (every process when not distributed)."""
+    return not _distributed() or int(os.environ.get("LOCAL_RANK", "0")) == 0
+
+
+def once_per_node(what: str, work):
+    """Run ``work()`` on each node's local rank 0 while the node's other ranks wait; an error
+    there is raised on every rank (same message). Returns work's result on the leaders, None
+    elsewhere. Collective: every rank must call it."""
+    import torch.distributed as dist
+
+    result, error = None, None
+    if node_leader():
+        try:
+            result = work()
+        except Exception as e:  # noqa: BLE001 - handed to every rank below, then raised
+            error = e
+    if _distributed():
+        errors = [None] * dist.get_world_size()
+        dist.all_gather_object(errors, None if error is None else (type(error).__name__,
+                                                                   str(error)))
+        first = next((e for e in errors if e is not None), None)
+        if error is None and first is not None:
+            from blending.manifest import ManifestError
+            raise ManifestError(first[1]) if first[0] == "ManifestError" else \
+                RuntimeError(f"{what} failed on another node's leader: {first[1]}")
+    if error is not None:
+        raise error
+    log.info("%s: done once per node", what)
+    return result
+
+
 def verify_manifest_tokenizer(manifest) -> None:
     """Refuse a manifest whose tokenizer file no longer matches what it records (sha256,
     vocab size, EOD id). A tokenizer path that does not exist here cannot be checked: warn."""
@@ -152,9 +213,17 @@ def manifest_source_names(manifest) -> list[str] | None:
     return [getattr(s, "name", str(s)) for s in sources]
 
 
-def build_blended_dataset(manifest, seq_length: int, num_samples: int, seed: int):
+def build_blended_dataset(manifest, seq_length: int, num_samples: int, seed: int,
+                          cache_dir: str | None = "auto", split: str = "train"):
+    """The blended dataset of one split. With an index cache, local rank 0 of each node builds
+    the indices while the others wait, then every rank memory-maps them (collective)."""
     from blending.sampling import BlendedDataset
 
-    log.info("building blended sample index: %d samples of %d tokens, seed %d",
+    kwargs = dict(seq_length=seq_length, num_samples=num_samples, seed=seed, split=split)
+    if cache_dir != "auto":
+        kwargs["cache_dir"] = cache_dir
+    log.info("blended sample index (%s): %d samples of %d tokens, seed %d", split,
              num_samples, seq_length, seed)
-    return BlendedDataset(manifest, seq_length=seq_length, num_samples=num_samples, seed=seed)
+    if cache_dir is not None and _distributed():
+        once_per_node(f"{split} blend index", lambda: BlendedDataset(manifest, **kwargs))
+    return BlendedDataset(manifest, **kwargs)

@@ -1,5 +1,6 @@
-"""Gradient bookkeeping across the (dp, pp, tp) mesh: data-parallel averaging, the tied-embedding
-sync between the first and last pipeline stage, and clipping at the *global* norm.
+"""Gradient bookkeeping across the (dp, pp, tp) mesh: the tied-embedding sync between the first
+and last pipeline stage, and clipping at the *global* norm. (Data-parallel reduction happens in
+backward, in FSDP2's `replicate` / `fully_shard`: ``training.parallelize.apply_dp``.)
 
 The global norm is the norm over every parameter of the whole model, counted once:
 tensor-parallel shards (DTensors) are reduced over their mesh, pipeline stages add their squared
@@ -15,37 +16,11 @@ from typing import Iterable
 
 import torch
 import torch.distributed as dist
-from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
 from torch.distributed.tensor import DTensor
-
-_BUCKET_ELEMENTS = 1 << 25
 
 
 def _local(t: torch.Tensor) -> torch.Tensor:
     return t.to_local() if isinstance(t, DTensor) else t
-
-
-def allreduce_gradients(params: Iterable[torch.nn.Parameter], group) -> None:
-    """Average gradients over a data-parallel group, in flat buckets (one collective per ~32M
-    elements per dtype rather than one per parameter)."""
-    size = dist.get_world_size(group)
-    grads = [_local(p.grad) for p in params if p.grad is not None]
-    by_dtype: dict[torch.dtype, list[torch.Tensor]] = {}
-    for g in grads:
-        by_dtype.setdefault(g.dtype, []).append(g)
-    for same in by_dtype.values():
-        bucket, n = [], 0
-        for g in same + [None]:
-            if g is not None:
-                bucket.append(g)
-                n += g.numel()
-            if bucket and (g is None or n >= _BUCKET_ELEMENTS):
-                flat = _flatten_dense_tensors(bucket)
-                dist.all_reduce(flat, group=group)
-                flat.div_(size)
-                for dst, src in zip(bucket, _unflatten_dense_tensors(flat, bucket)):
-                    dst.copy_(src)
-                bucket, n = [], 0
 
 
 def tied_embedding_group(mesh) -> object | None:

@@ -5,11 +5,17 @@
     # two data-parallel processes on CPU (gloo); relaunches itself through torchrun
     mtnlg train --manifest RUN/manifest.json --config training/configs/demo.yaml --nproc 2
     # on a cluster, let the cluster's torchrun start the ranks (NCCL on GPUs)
-    torchrun --nnodes 280 --nproc-per-node 8 ... -m training.launch --manifest M --tp 8 --pp 35
-    # memory per device for MT-NLG 530B at tensor 8 x pipeline 35
-    mtnlg train --plan --preset mtnlg-530b --tp 8 --pp 35
+    torchrun --nnodes 280 --nproc-per-node 8 ... -m training.launch --manifest M \
+        --config training/configs/mtnlg-530b.yaml
+    # memory per device and the meta-device check of the MT-NLG 530B recipe (tp 8 x pp 35 x dp 8)
+    mtnlg train --plan --config training/configs/mtnlg-530b.yaml
 
-Any TrainConfig setting can be overridden with `--set NAME=VALUE` (value parsed as YAML).
+Any setting can be overridden with `--set SECTION.FIELD=VALUE` (value parsed as YAML; a bare
+FIELD when the name is unique, e.g. `--set lr=1e-3`). The config is validated before any
+process starts. A wrong setting, a manifest or checkpoint that fails its checksums, prints one
+line naming the setting or file and exits with status 2. SIGTERM/SIGINT to this launcher are
+forwarded to torchrun (which forwards them to every rank); the ranks checkpoint after the
+current step and the launcher waits for them.
 """
 
 from __future__ import annotations
@@ -17,9 +23,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import subprocess
 import sys
 import warnings
+
+log = logging.getLogger("training.launch")
+
+EXIT_USAGE = 2
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,19 +38,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtnlg train", description=head, epilog=examples,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--manifest", help="blend manifest JSON (from `mtnlg blend`)")
-    p.add_argument("--config", help="training config YAML (TrainConfig fields)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a config setting; repeatable")
+    p.add_argument("--config", help="training config YAML (sections: model, optimizer, "
+                                    "schedule, parallelism, data, validation, checkpoint, logging)")
+    p.add_argument("--set", dest="overrides", action="append", default=[],
+                   metavar="SECTION.FIELD=VALUE", help="override a config setting; repeatable")
     p.add_argument("--dp", type=int, help="data-parallel degree (-1: infer)")
     p.add_argument("--pp", type=int, help="pipeline-parallel degree")
     p.add_argument("--tp", type=int, help="tensor-parallel degree")
     p.add_argument("--nproc", type=int, default=1,
                    help="processes to launch on this machine via torchrun (default 1)")
-    p.add_argument("--steps", type=int, help="optimizer steps (sets train_steps)")
-    p.add_argument("--output", help="output directory (sets output_dir)")
-    p.add_argument("--resume", help="checkpoint directory to load before training")
+    p.add_argument("--steps", type=int, help="optimizer steps (sets schedule.train_steps)")
+    p.add_argument("--output", help="output directory (sets logging.output_dir)")
+    p.add_argument("--resume", help="checkpoint directory to load before training (verified "
+                                    "against its checksums.json first)")
     p.add_argument("--plan", action="store_true",
-                   help="print parameters and memory per device, then exit (no training)")
+                   help="print parameters and memory per device, check the per-rank parameter "
+                        "count on the meta device, then exit (no training)")
     p.add_argument("--preset", help="model preset for --plan (default: the config's model)")
     p.add_argument("--seq-length", type=int, help="sequence length for --plan")
     p.add_argument("--micro-batch", type=int, help="micro-batch size for --plan")
@@ -50,18 +64,21 @@ def resolve_config(args: argparse.Namespace):
     from training.config import TrainConfig, parse_overrides
 
     overrides = parse_overrides(args.overrides)
-    for flag, setting in (("dp", "dp"), ("pp", "pp"), ("tp", "tp"), ("output", "output_dir")):
+    for flag, setting in (("dp", "parallelism.dp"), ("pp", "parallelism.pp"),
+                          ("tp", "parallelism.tp"), ("output", "logging.output_dir")):
         if getattr(args, flag) is not None:
             overrides[setting] = getattr(args, flag)
     if args.steps is not None:
-        overrides.update(train_steps=args.steps, train_tokens=None)
+        overrides.update({"schedule.train_steps": args.steps, "schedule.train_tokens": None})
     return TrainConfig.from_yaml(args.config, overrides)
 
 
-def relaunch_with_torchrun(argv: list[str], nproc: int) -> int:
-    """Re-run this command under torchrun with ``nproc`` local processes."""
+def relaunch_with_torchrun(argv: list[str], nproc: int, env: dict | None = None) -> int:
+    """Re-run this command under torchrun with ``nproc`` local processes; SIGTERM and SIGINT
+    are forwarded to torchrun's process group and the launcher waits for it, so every rank
+    gets to checkpoint and nothing is left running."""
     rest, skip = [], False
-    for i, a in enumerate(argv):
+    for a in argv:
         if skip:
             skip = False
             continue
@@ -73,8 +90,22 @@ def relaunch_with_torchrun(argv: list[str], nproc: int) -> int:
         rest.append(a)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc-per-node={nproc}", "-m", "training.launch", *rest]
-    logging.getLogger(__name__).info("launching: %s", " ".join(cmd))
-    return subprocess.call(cmd)
+    log.info("launching: %s", " ".join(cmd))
+    child = subprocess.Popen(cmd, env=env, start_new_session=True)
+
+    def forward(signum, frame):
+        log.warning("%s: forwarding to torchrun (pid %d) and waiting for the ranks to "
+                    "checkpoint", signal.Signals(signum).name, child.pid)
+        try:
+            os.killpg(child.pid, signum)
+        except ProcessLookupError:
+            pass
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return child.wait()
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def setup_logging() -> None:
@@ -86,45 +117,110 @@ def setup_logging() -> None:
 
 
 def plan(args: argparse.Namespace) -> int:
-    from training.model import GPTConfig
-    from training.plan import memory_plan
+    """Memory per device for the config's (or the flags') layout, and the meta-device check."""
+    from training.config import TrainConfig
+    from training.plan import memory_plan, meta_check, stage_params
 
-    cfg = resolve_config(args) if args.config else None
-    preset = args.preset or (cfg.model if cfg else "mtnlg-530b")
-    model = GPTConfig.preset(preset, **(cfg.model_overrides if cfg and not args.preset else {}))
-    tp, pp = args.tp or 1, args.pp or 1
-    dp = args.dp if args.dp and args.dp > 0 else 1
-    print(memory_plan(model, dp=dp, pp=pp, tp=tp, seq_length=args.seq_length,
-                      micro_batch=args.micro_batch or 1).table())
-    return 0
+    cfg = resolve_config(args) if args.config else TrainConfig.from_settings(
+        {"model.name": args.preset or "mtnlg-530b", "train_steps": 1,
+         **{f"parallelism.{k}": getattr(args, k) for k in ("tp", "pp", "dp")
+            if getattr(args, k) is not None}})
+    p = cfg.parallelism
+    model = cfg.model_config()
+    if args.preset and args.config:
+        from training.model import GPTConfig
+        model = GPTConfig.preset(args.preset)
+    dp = p.dp if p.dp > 0 else 1
+    seq = args.seq_length or cfg.seq_length
+    micro = args.micro_batch or cfg.schedule.micro_batch_size
+    if args.config:  # the config's batch sizes must fit its pipeline schedule
+        cfg.check_layout(dp, p.pp)
+    mp = memory_plan(model, dp=dp, pp=p.pp, tp=p.tp, seq_length=seq, micro_batch=micro,
+                     virtual_stages=p.virtual_stages, data_parallel=p.data_parallel)
+    print(mp.table())
+    formula = stage_params(model, p.pp, p.tp, p.virtual_stages)
+    meta = meta_check(model, p.pp, p.tp, p.virtual_stages)
+    verdict = "agree" if meta == formula else "mismatch"
+    worst = max(range(p.pp), key=lambda r: formula[r])
+    print(f"meta-device check: rank-local model built on the meta device for dp {dp} x pp "
+          f"{p.pp} x tp {p.tp} ({p.pp * p.tp} ranks per replica, fake process group): "
+          f"{meta[worst]:,} parameters per device (busiest rank) vs formula "
+          f"{formula[worst]:,}: {verdict}" + ("" if verdict == "agree" else
+          f" (per pp rank, meta {meta} vs formula {formula})"))
+    return 0 if verdict == "agree" else 1
+
+
+def preflight(args: argparse.Namespace, cfg) -> dict:
+    """What the `--nproc` launcher checks before torchrun starts any rank: the layout for the
+    world size, the manifest (shard checksums: once for this machine, the ranks then skip the
+    hashing), and the resume checkpoint's checksums. Returns the environment for torchrun."""
+    from training.data import VERIFIED_ENV, manifest_fingerprint
+    from training.parallelize import ParallelDims
+    from training.config import ConfigError
+
+    p = cfg.parallelism
+    try:
+        dims = ParallelDims(p.dp, p.pp, p.tp, args.nproc)
+    except ValueError as e:
+        raise ConfigError(f"parallelism: {e}") from None
+    cfg.check_layout(dims.dp, dims.pp)
+    env = dict(os.environ)
+    from training.trainer import _check_manifest
+    _check_manifest(cfg, args.manifest, cfg.data.verify_checksums)
+    if cfg.data.verify_checksums:
+        env[VERIFIED_ENV] = manifest_fingerprint(args.manifest)
+    if args.resume:
+        from training.checkpoint import verify_checkpoint
+        verify_checkpoint(args.resume)
+    return env
 
 
 def main(argv: list[str] | None = None) -> int:
+    from blending.manifest import ManifestError
+    from training.checkpoint import CheckpointError
+    from training.config import ConfigError
+
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     setup_logging()
+    try:
+        return _main(argv, args)
+    except ConfigError as e:
+        return _fail(f"config error: {e}")
+    except (ManifestError, CheckpointError) as e:  # each message names the file
+        return _fail(str(e))
+
+
+def _fail(message: str) -> int:
+    rank = os.environ.get("RANK")
+    if rank in (None, "0"):
+        print(f"mtnlg train: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _main(argv: list[str], args: argparse.Namespace) -> int:
     if args.plan:
         return plan(args)
     if not args.manifest:
         build_parser().error("--manifest is required (or use --plan)")
+    cfg = resolve_config(args)  # validated before any process starts
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
-        return relaunch_with_torchrun(argv, args.nproc)
+        return relaunch_with_torchrun(argv, args.nproc, preflight(args, cfg))
 
     from training.trainer import Trainer
 
-    cfg = resolve_config(args)
-    trainer = Trainer.from_manifest(cfg, args.manifest)
-    if args.resume:
-        trainer.load_checkpoint(args.resume)
     try:
+        trainer = Trainer.from_manifest(cfg, args.manifest)
+        if args.resume:
+            trainer.load_checkpoint(args.resume)
         history = trainer.train()
     finally:
         import torch.distributed as dist
         if dist.is_initialized():
             dist.destroy_process_group()
     if history and trainer.is_main:
-        logging.getLogger(__name__).info("done: %d steps, final loss %.4f, metrics %s",
-                                         trainer.step, history[-1]["loss"], cfg.metrics_path)
+        log.info("done: %d steps, final loss %.4f, metrics %s", trainer.step,
+                 history[-1]["loss"], cfg.metrics_path)
     return 0
 
 

@@ -24,18 +24,20 @@ import torch
 
 from training.model import GPTConfig
 
-# Dense bf16 tensor-core peaks (no sparsity), FLOP/s; matched against the device name.
-PEAK_BF16_FLOPS = {"H200": 989e12, "H100": 989e12, "A100": 312e12, "A10G": 125e12,
-                   "L4": 121e12, "V100": 125e12}
+# Dense bf16 tensor-core peaks (no sparsity), FLOP/s, matched in order against the device name
+# (the more specific names first): H100 PCIe 756, H100 NVL 835, H100 SXM / H200 989.
+PEAK_BF16_FLOPS = (("H100 PCIe", 756e12), ("H100 NVL", 835e12), ("H200", 989e12),
+                   ("H100", 989e12), ("A100", 312e12), ("A10G", 125e12), ("L4", 121e12),
+                   ("V100", 125e12))
 
 
-def matmul_params(cfg: GPTConfig, tp: int = 1) -> int:
+def matmul_params(cfg: GPTConfig) -> int:
     h, f = cfg.hidden, cfg.ffn_multiple * cfg.hidden
-    return cfg.n_layers * (4 * h * h + 2 * h * f) + cfg.padded_vocab_size(tp) * h
+    return cfg.n_layers * (4 * h * h + 2 * h * f) + cfg.padded_vocab_size() * h
 
 
-def flops_per_token(cfg: GPTConfig, seq_length: int, tp: int = 1) -> float:
-    return 6.0 * matmul_params(cfg, tp) + 12.0 * cfg.n_layers * cfg.hidden * seq_length
+def flops_per_token(cfg: GPTConfig, seq_length: int) -> float:
+    return 6.0 * matmul_params(cfg) + 12.0 * cfg.n_layers * cfg.hidden * seq_length
 
 
 def peak_flops(device: torch.device, override_tflops: float | None = None) -> float | None:
@@ -45,7 +47,7 @@ def peak_flops(device: torch.device, override_tflops: float | None = None) -> fl
     if device.type != "cuda":
         return None
     name = torch.cuda.get_device_name(device)
-    for key, value in PEAK_BF16_FLOPS.items():
+    for key, value in PEAK_BF16_FLOPS:
         if key in name:
             return value
     return None
@@ -57,3 +59,41 @@ def peak_memory_bytes(device: torch.device) -> int:
         return int(torch.cuda.max_memory_allocated(device))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(rss if sys.platform == "darwin" else rss * 1024)
+
+
+class MetricsLogger:
+    """Rank 0's metrics: one JSON object per line in ``metrics.jsonl`` (train steps carry
+    ``loss``; evaluations carry ``val_loss``) and, optionally, TensorBoard event files
+    (``train/*``, ``val/*`` scalars by step). A resumed run appends to both."""
+
+    TB_SCALARS = ("loss", "grad_norm", "lr", "global_batch", "tokens_per_s", "wall_time_s",
+                  "tflops_per_device", "mfu")
+
+    def __init__(self, path: str, tensorboard_dir: str | None = None, append: bool = False):
+        import os
+
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.file = open(path, "a" if append else "w")
+        self.tb = None
+        if tensorboard_dir:
+            from torch.utils.tensorboard import SummaryWriter
+            self.tb = SummaryWriter(tensorboard_dir)
+
+    def log(self, record: dict, prefix: str = "train") -> None:
+        import json
+
+        self.file.write(json.dumps(record) + "\n")
+        self.file.flush()
+        if self.tb is not None:
+            for key in self.TB_SCALARS if prefix == "train" else record:
+                value = record.get(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool) \
+                        and key != "step":
+                    self.tb.add_scalar(f"{prefix}/{key.removeprefix('val_')}", value,
+                                       record["step"])
+            self.tb.flush()
+
+    def close(self) -> None:
+        self.file.close()
+        if self.tb is not None:
+            self.tb.close()

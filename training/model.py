@@ -23,6 +23,7 @@ This file never imports torch.distributed: parallelism is applied afterwards by
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, replace
 
@@ -46,7 +47,9 @@ class GPTConfig:
     vocab_size: int = 50257
     """Tokenizer vocabulary (GPT-2 BPE: 50257). The embedding is padded, see `padded_vocab_size`."""
     vocab_multiple: int = 128
-    """Pad the embedding rows to a multiple of this (times tp, as Megatron does)."""
+    """Pad the embedding rows to a multiple of this. Independent of tp (Megatron pads to
+    128 x tp), so a checkpoint reloads at any tp: every tp that divides this multiple divides
+    the padded vocabulary (128: tp 1, 2, 4, 8, ... 128)."""
     ffn_multiple: int = 4
     """MLP width = ffn_multiple * hidden."""
     init_std: float | None = None
@@ -78,18 +81,19 @@ class GPTConfig:
     def std(self) -> float:
         return self.init_std if self.init_std is not None else math.sqrt(1.0 / (3 * self.hidden))
 
-    def padded_vocab_size(self, tp: int = 1) -> int:
-        """Embedding rows: vocab_size rounded up to a multiple of vocab_multiple * tp."""
-        m = self.vocab_multiple * tp
+    def padded_vocab_size(self) -> int:
+        """Embedding rows: vocab_size rounded up to a multiple of vocab_multiple (the same at
+        every tp; the padding rows never receive a target)."""
+        m = self.vocab_multiple
         return (self.vocab_size + m - 1) // m * m
 
-    def num_params(self, tp: int = 1) -> int:
+    def num_params(self) -> int:
         """Exact parameter count (tied embeddings counted once), without building the model."""
         h, f = self.hidden, self.ffn_multiple * self.hidden
         per_layer = (2 * 2 * h            # two LayerNorms
                      + 4 * (h * h + h)    # wq, wk, wv, wo
                      + h * f + f + f * h + h)  # fc1, fc2
-        embed = self.padded_vocab_size(tp) * h + self.max_seq_length * h
+        embed = self.padded_vocab_size() * h + self.max_seq_length * h
         return embed + self.n_layers * per_layer + 2 * h  # + final norm
 
     @classmethod
@@ -155,31 +159,33 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, cfg: GPTConfig, tp: int = 1):
+    """The whole model. ``GPT(cfg, seed)`` initialises it on the current device; built under
+    ``torch.device("meta")`` it allocates nothing and ``init_weights`` (or
+    ``training.parallelize.materialize`` for a sharded stage) fills it later."""
+
+    def __init__(self, cfg: GPTConfig, seed: int = 0):
         super().__init__()
         self.cfg = cfg
-        self.vocab_size = cfg.padded_vocab_size(tp)
-        self.tok_embeddings = nn.Embedding(self.vocab_size, cfg.hidden)
-        self.pos_embeddings = nn.Embedding(cfg.max_seq_length, cfg.hidden)
-        self.layers = nn.ModuleDict({str(i): Block(cfg) for i in range(cfg.n_layers)})
-        self.norm = nn.LayerNorm(cfg.hidden, eps=cfg.norm_eps)
-        # meta: no init (and no RNG draw) for a weight that is replaced by the tied one
-        self.output = nn.Linear(cfg.hidden, self.vocab_size, bias=False, device="meta")
+        self.vocab_size = cfg.padded_vocab_size()
+        device = torch.empty(0).device  # the default device (or a `with torch.device(...)`)
+        with torch.device("meta"):  # no wasted default init: init_weights fills every value
+            self.tok_embeddings = nn.Embedding(self.vocab_size, cfg.hidden)
+            self.pos_embeddings = nn.Embedding(cfg.max_seq_length, cfg.hidden)
+            self.layers = nn.ModuleDict({str(i): Block(cfg) for i in range(cfg.n_layers)})
+            self.norm = nn.LayerNorm(cfg.hidden, eps=cfg.norm_eps)
+            self.output = nn.Linear(cfg.hidden, self.vocab_size, bias=False)
         self.output.weight = self.tok_embeddings.weight  # tied input/output embeddings
-        self.init_weights()
+        if device.type != "meta":
+            self.to_empty(device=device)
+            self.output.weight = self.tok_embeddings.weight
+            self.init_weights(seed)
 
-    def init_weights(self) -> None:
-        std = self.cfg.std
-        out_std = std / math.sqrt(2 * self.cfg.n_layers)
+    @torch.no_grad()
+    def init_weights(self, seed: int) -> None:
+        """Every parameter from ``init_rows`` (values depend on seed and name only)."""
         for name, p in self.named_parameters():
-            if name.endswith("bias"):
-                nn.init.zeros_(p)
-            elif "norm" in name:
-                nn.init.ones_(p)
-            elif name.endswith(("attn.wo.weight", "mlp.fc2.weight")):
-                nn.init.normal_(p, mean=0.0, std=out_std)
-            else:
-                nn.init.normal_(p, mean=0.0, std=std)
+            rows = torch.arange(p.shape[0])
+            p.copy_(init_rows(self.cfg, name, seed, tuple(p.shape), rows).to(p.device, p.dtype))
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens [B, T] int64 -> logits [B, T, padded_vocab] (or hidden states in/out on a
@@ -201,6 +207,69 @@ class GPT(nn.Module):
         return self.output(h) if self.output is not None else h
 
 
+
+# --- initialisation -------------------------------------------------------------------------
+# Each block of parameter rows is drawn from its own generator, seeded by (seed, parameter
+# name, block index):
+# the values depend on nothing else, so a rank that owns a shard (a pipeline stage, a tensor-
+# parallel slice, an FSDP shard) draws exactly its rows and gets the same numbers as a single
+# process that builds the whole model. The draw is on the CPU generator (bit-identical on every
+# machine), then copied to the device. The last pipeline stage's copy of the tied embedding
+# ("output.weight") is drawn as "tok_embeddings.weight".
+
+def init_kind(cfg: GPTConfig, name: str) -> tuple[str, float]:
+    """("zeros" | "ones" | "normal", std) for a parameter of the plain model."""
+    if name.endswith("bias"):
+        return "zeros", 0.0
+    if "norm" in name:
+        return "ones", 0.0
+    if name.endswith(("attn.wo.weight", "mlp.fc2.weight")):
+        return "normal", cfg.std / math.sqrt(2 * cfg.n_layers)  # Megatron's scaled init
+    return "normal", cfg.std
+
+
+def _row_seed(seed: int, name: str, block: int) -> int:
+    digest = hashlib.blake2b(f"{seed}/{name}/{block}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") & ((1 << 63) - 1)
+
+
+def init_rows(cfg: GPTConfig, name: str, seed: int, shape: tuple[int, ...],
+              rows: torch.Tensor, cols: torch.Tensor | None = None) -> torch.Tensor:
+    """Initial values of rows ``rows`` (and columns ``cols``, default all) of parameter
+    ``name`` of global shape ``shape``, as a float32 CPU tensor.
+
+    Rows are drawn in blocks of ``_block_rows(shape)`` rows, one generator per block seeded by
+    (seed, name, block): a shard draws only the blocks that hold its rows."""
+    if name == "output.weight":
+        name = "tok_embeddings.weight"
+    kind, std = init_kind(cfg, name)
+    row_len = shape[1] if len(shape) > 1 else 1
+    n_cols = row_len if cols is None else len(cols)
+    out_shape = (len(rows), n_cols) if len(shape) > 1 else (len(rows),)
+    if kind != "normal":
+        return (torch.zeros if kind == "zeros" else torch.ones)(out_shape)
+    rows = torch.as_tensor(rows, dtype=torch.int64)
+    per = _block_rows(shape)
+    out = torch.empty((len(rows), n_cols))
+    gen = torch.Generator()
+    blocks = rows // per
+    for b in torch.unique(blocks).tolist():
+        n = min(per, shape[0] - b * per)
+        gen.manual_seed(_row_seed(seed, name, b))
+        block = torch.randn((n, row_len), generator=gen)
+        if cols is not None:
+            block = block[:, cols]
+        mine = (blocks == b).nonzero().flatten()
+        out[mine] = block[rows[mine] - b * per]
+    return out.mul_(std).reshape(out_shape)
+
+
+def _block_rows(shape: tuple[int, ...]) -> int:
+    """Rows per generator block: about 2^16 values (fixed by the shape, not the layout)."""
+    row_len = shape[1] if len(shape) > 1 else 1
+    return max(1, (1 << 16) // row_len)
+
+
 def cross_entropy_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean next-token loss over all positions, computed in fp32."""
     return F.cross_entropy(logits.flatten(0, 1).float(), targets.flatten(0, 1))
@@ -218,4 +287,5 @@ def param_groups(model: nn.Module, weight_decay: float) -> list[dict]:
             {"params": no_decay, "weight_decay": 0.0}]
 
 
-__all__ = ["GPT", "GPTConfig", "PRESETS", "cross_entropy_loss", "param_groups"]
+__all__ = ["GPT", "GPTConfig", "PRESETS", "cross_entropy_loss", "init_kind", "init_rows",
+           "param_groups"]

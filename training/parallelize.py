@@ -158,25 +158,37 @@ def apply_compile(model: nn.Module) -> None:
         block.compile()
 
 
-def apply_fsdp(model: nn.Module, dp_mesh: DeviceMesh, bf16: bool) -> None:
-    """FSDP2 over the dp mesh: each block, then the root (embeddings, norm, output)."""
+def apply_dp(model: nn.Module, dp_mesh: DeviceMesh, mode: str, bf16: bool) -> None:
+    """Data parallel over the dp mesh with FSDP2's machinery, each block then the root
+    (embeddings, norm, output), so each block's gradients are reduced as soon as its backward
+    is done, overlapped with the backward of the blocks before it.
+
+    ``fsdp``: ``fully_shard`` (parameters, gradients, optimizer state sharded; bf16 parameters
+    and fp32 reduction when bf16). ``ddp`` / ``zero1``: ``replicate`` (parameters replicated,
+    gradients all-reduced; bf16 comes from autocast, so the reduction is in fp32). ZeRO-1's
+    sharded optimizer state is ``training.optimizer.ZeroOneAdamW``.
+    """
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 
-    mp = (MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if bf16
-          else MixedPrecisionPolicy())
+    if mode == "fsdp":
+        mp = (MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+              if bf16 else MixedPrecisionPolicy())
+        wrap = partial(fully_shard, mesh=dp_mesh, mp_policy=mp)
+    else:
+        from torch.distributed._composable.replicate_with_fsdp import replicate
+        wrap = partial(replicate, mesh=dp_mesh)
     for block in model.layers.values():
-        fully_shard(block, mesh=dp_mesh, mp_policy=mp)
-    fully_shard(model, mesh=dp_mesh, mp_policy=mp)
+        wrap(block)
+    wrap(model)
 
 
 def parallelize(model: nn.Module, mesh: DeviceMesh | None, dims: ParallelDims,
                 activation_checkpoint: str = "none", compile: bool = False,
-                data_parallel: str = "allreduce", bf16: bool = False) -> nn.Module:
+                data_parallel: str = "ddp", bf16: bool = False) -> nn.Module:
     """Apply parallelism to a plain model (or one pipeline stage) in place and return it.
 
-    With ``data_parallel="allreduce"`` nothing is wrapped: the trainer averages gradients over
-    the dp group once per step (``training.grads.allreduce_gradients``), which also works
-    unchanged under pipeline schedules and for DTensor (tensor-parallel) parameters.
+    Works on a model built on the meta device (nothing is allocated); ``materialize`` then
+    allocates and initialises only this rank's shards.
     """
     if dims.tp_enabled:
         log.info("applying tensor parallel (tp %d) with sequence parallel + loss_parallel",
@@ -189,16 +201,58 @@ def parallelize(model: nn.Module, mesh: DeviceMesh | None, dims: ParallelDims,
     if compile:
         log.info("compiling %d blocks with torch.compile", len(model.layers))
         apply_compile(model)
-    if dims.dp_enabled and data_parallel == "fsdp":
-        log.info("applying FSDP2 over %d data-parallel ranks (%s)", dims.dp,
-                 "bf16 params, fp32 reduce" if bf16 else "fp32")
-        apply_fsdp(model, mesh["dp"], bf16)
-    elif dims.dp_enabled:
-        log.info("data parallel: gradient all-reduce over %d ranks (%s)", dims.dp,
-                 dist.get_backend(mesh["dp"].get_group()))
+    if dims.dp_enabled:
+        log.info("data parallel over %d ranks: %s", dims.dp, {
+            "fsdp": "FSDP2 fully_shard" + (" (bf16 params, fp32 reduce)" if bf16 else ""),
+            "ddp": "replicate, bucketed all-reduce overlapped with backward",
+            "zero1": "replicate + optimizer state sharded over dp (ZeRO-1)"}[data_parallel])
+        apply_dp(model, mesh["dp"], data_parallel, bf16)
     else:
         log.info("single data-parallel rank: no gradient reduction")
     return model
+
+
+@torch.no_grad()
+def materialize(model: nn.Module, device: torch.device, seed: int) -> nn.Module:
+    """Allocate a meta-built (and parallelized) model on ``device`` and initialise only this
+    rank's shard of every parameter, with exactly the values the whole model gets from
+    ``GPT(cfg, seed)`` (``training.model.init_rows``): any layout starts from the same weights.
+    """
+    from torch.distributed.tensor import DTensor
+
+    from training.model import init_rows
+
+    model.to_empty(device=device)
+    if model.tok_embeddings is not None and model.output is not None:
+        model.output.weight = model.tok_embeddings.weight
+    for name, p in model.named_parameters():
+        if isinstance(p, DTensor):
+            rows, cols = local_indices(p)
+            local = p.to_local()
+        else:
+            rows, cols, local = torch.arange(p.shape[0]), None, p
+        values = init_rows(model.cfg, name, seed, tuple(p.shape), rows, cols)
+        local.copy_(values.reshape(local.shape).to(local.device, local.dtype))
+    return model
+
+
+def local_indices(p) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Global row (and column) indices of a DTensor's local shard, found by distributing index
+    tensors with the parameter's own placements (no communication), so every placement DTensor
+    knows (Shard, FSDP2's strided shard over a tensor-parallel shard, Replicate) is handled by
+    DTensor itself."""
+    from torch.distributed.tensor import distribute_tensor
+
+    mesh, placements, shape = p.device_mesh, p.placements, tuple(p.shape)
+    k = mesh.size()  # wide enough that a split of the other dimension leaves each rank a column
+    if len(shape) == 1:
+        rows = distribute_tensor(torch.arange(shape[0]), mesh, placements, src_data_rank=None)
+        return rows.to_local().cpu(), None
+    r = torch.arange(shape[0]).view(-1, 1).expand(shape[0], k).contiguous()
+    c = torch.arange(shape[1]).view(1, -1).expand(k, shape[1]).contiguous()
+    rows = distribute_tensor(r, mesh, placements, src_data_rank=None).to_local()[:, 0]
+    cols = distribute_tensor(c, mesh, placements, src_data_rank=None).to_local()[0]
+    return rows.cpu(), cols.cpu()
 
 
 def init_distributed(device_type: str) -> tuple[int, int]:

@@ -20,6 +20,26 @@ from torch import nn
 log = logging.getLogger(__name__)
 
 
+def schedule_accepts(schedule: str, n_micro: int, pp: int) -> str | None:
+    """Why ``schedule`` cannot run ``n_micro`` micro-batches on ``pp`` ranks, or None."""
+    if n_micro < 1:
+        return "no micro-batch (increase the global batch or lower dp / micro_batch_size)"
+    if schedule == "1f1b" and n_micro < pp:
+        return (f"1F1B needs at least pp = {pp}; use pp_schedule: interleaved_1f1b (with "
+                f"virtual_stages >= 2), which accepts fewer micro-batches than stages")
+    return None
+
+
+def interleaved_rounds(n_micro: int, pp: int) -> int:
+    """Rounds of the interleaved schedule: torch's flexible-pp rule (n_micro // pp rounds of at
+    least pp micro-batches) lowered to the nearest divisor of n_micro, so every count works
+    (e.g. 112 micro-batches at pp 35: 2 rounds of 56 rather than torch's refusal of 3)."""
+    rounds = max(1, n_micro // pp)
+    while n_micro % rounds:
+        rounds -= 1
+    return rounds
+
+
 def stage_ids(pp_rank: int, pp: int, virtual_stages: int) -> list[int]:
     return [pp_rank + k * pp for k in range(virtual_stages)]
 
@@ -83,14 +103,13 @@ class PipelineRunner:
 
     def _schedule(self, n_micro: int):
         if n_micro not in self._schedules:
-            from torch.distributed.pipelining import Schedule1F1B, ScheduleInterleaved1F1B
+            from torch.distributed.pipelining import Schedule1F1B
 
             if self.schedule_name == "1f1b":
                 sched = Schedule1F1B(self.stages[0], n_micro, loss_fn=self.loss_fn,
                                      scale_grads=True)
             else:
-                sched = ScheduleInterleaved1F1B(self.stages, n_micro, loss_fn=self.loss_fn,
-                                                scale_grads=True)
+                sched = Interleaved1F1B(self.stages, n_micro, loss_fn=self.loss_fn)
             log.info("pipeline schedule %s with %d micro-batches", self.schedule_name, n_micro)
             self._schedules[n_micro] = sched
         return self._schedules[n_micro]
@@ -107,6 +126,46 @@ class PipelineRunner:
         if not self.is_last:
             return None
         return torch.stack([_plain(l).detach() for l in losses]).mean()
+
+    @torch.no_grad()
+    def eval_step(self, micro_batches) -> torch.Tensor | None:
+        """Forward only (validation): mean loss on the last stage, None elsewhere."""
+        sched = self._schedule(len(micro_batches))
+        inputs = torch.cat([x for x, _ in micro_batches])
+        targets = torch.cat([y for _, y in micro_batches])
+        losses: list[torch.Tensor] = []
+        sched.eval(*((inputs,) if self.is_first else ()),
+                   target=targets if self.is_last else None, losses=losses)
+        if not self.is_last:
+            return None
+        return torch.stack([_plain(l).detach() for l in losses]).mean()
+
+
+def _interleaved_class():
+    from torch.distributed.pipelining.schedules import (ScheduleInterleaved1F1B,
+                                                        _PipelineScheduleRuntime)
+
+    class _Interleaved1F1B(ScheduleInterleaved1F1B):
+        """torch's interleaved 1F1B with ``interleaved_rounds`` instead of its own round count
+        (which refuses e.g. 112 micro-batches at pp 35). Only the round count differs; the
+        per-rank operation order is torch's own and is checked by torch's validator."""
+
+        def __init__(self, stages, n_microbatches: int, loss_fn=None):
+            self.pp_group_size = stages[0].group_size
+            _PipelineScheduleRuntime.__init__(self, stages=stages, n_microbatches=n_microbatches,
+                                              loss_fn=loss_fn, scale_grads=True)
+            self.n_local_stages = len(stages)
+            self.rank = stages[0].group_rank
+            self.number_of_rounds = interleaved_rounds(n_microbatches, self.pp_group_size)
+            self.microbatches_per_round = n_microbatches // self.number_of_rounds
+            self.pipeline_order = {r: self._calculate_single_rank_operations(r)
+                                   for r in range(self.pp_group_size)}
+            self._prepare_schedule_with_comms(self.pipeline_order)
+    return _Interleaved1F1B
+
+
+def Interleaved1F1B(stages, n_microbatches: int, loss_fn=None):
+    return _interleaved_class()(stages, n_microbatches, loss_fn)
 
 
 def _plain(t: torch.Tensor) -> torch.Tensor:

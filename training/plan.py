@@ -2,7 +2,12 @@
 
 Model state uses MT-NLG's accounting of about 20 bytes per parameter in bf16 mixed precision:
 bf16 weights (2) + fp32 master weights (4) + bf16 gradients (2) + fp32 gradient accumulation (4)
-+ Adam momentum (4) + Adam variance (4). Data parallelism replicates this (no ZeRO sharding).
++ Adam momentum (4) + Adam variance (4). ``ddp`` replicates all of it over dp; ``zero1`` divides
+the fp32 master weights and Adam moments (12 bytes) by dp; ``fsdp`` divides everything by dp.
+
+``meta_check`` builds the real rank-local model of every pipeline stage on the meta device
+under a fake process group of the full world size (tensor parallelism applied exactly as in
+training) and counts its parameters, to check the formula (``stage_params``).
 
 Activations follow Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 Transformer Models"): with full activation checkpointing per block (MT-NLG) a stage keeps each
@@ -20,6 +25,7 @@ from training.model import GPTConfig
 
 BYTES_PER_PARAM = {"bf16 weights": 2, "fp32 master weights": 4, "bf16 grads": 2,
                    "fp32 grad accumulation": 4, "Adam momentum": 4, "Adam variance": 4}
+SHARDED_BY_ZERO1 = ("fp32 master weights", "Adam momentum", "Adam variance")
 
 
 @dataclass(frozen=True)
@@ -33,10 +39,17 @@ class MemoryPlan:
     total_params: int
     params_per_device: int          # the heaviest pipeline stage, one tensor-parallel shard
     activation_bytes_per_device: int
+    data_parallel: str = "ddp"
+
+    def bytes_per_device(self, what: str) -> float:
+        n = self.params_per_device * BYTES_PER_PARAM[what]
+        if self.data_parallel == "fsdp" or (self.data_parallel == "zero1" and what in SHARDED_BY_ZERO1):
+            return n / self.dp
+        return n
 
     @property
     def state_bytes_per_device(self) -> int:
-        return self.params_per_device * sum(BYTES_PER_PARAM.values())
+        return int(sum(self.bytes_per_device(w) for w in BYTES_PER_PARAM))
 
     @property
     def total_state_bytes(self) -> int:
@@ -47,10 +60,11 @@ class MemoryPlan:
         gb = 1e9
         lines = [
             f"model: {self.model.n_layers} layers, hidden {self.model.hidden}, "
-            f"{self.model.n_heads} heads, vocab {self.model.padded_vocab_size(self.tp)} "
+            f"{self.model.n_heads} heads, vocab {self.model.padded_vocab_size()} "
             f"(padded), seq {self.seq_length}",
             f"layout: dp {self.dp} x pp {self.pp} x tp {self.tp} = "
-            f"{self.dp * self.pp * self.tp} devices ({self.pp * self.tp} per model replica)",
+            f"{self.dp * self.pp * self.tp} devices ({self.pp * self.tp} per model replica), "
+            f"data parallel {self.data_parallel}",
             f"parameters: {self.total_params:,} total ({self.total_params / 1e9:.2f} B); "
             f"{self.params_per_device:,} on the busiest device",
             f"model state of one replica: {self.total_state_bytes / 1e12:.2f} TB "
@@ -58,7 +72,7 @@ class MemoryPlan:
             "per device:",
         ]
         for what, nbytes in BYTES_PER_PARAM.items():
-            lines.append(f"  {what:<24} {self.params_per_device * nbytes / gb:10.2f} GB")
+            lines.append(f"  {what:<24} {self.bytes_per_device(what) / gb:10.2f} GB")
         lines.append(f"  {'model state total':<24} {self.state_bytes_per_device / gb:10.2f} GB")
         lines.append(f"  {'activations (estimate)':<24} {self.activation_bytes_per_device / gb:10.2f}"
                      f" GB  (micro-batch {self.micro_batch}, full checkpointing, "
@@ -68,46 +82,103 @@ class MemoryPlan:
         return "\n".join(lines)
 
 
-def stage_params(cfg: GPTConfig, pp: int, tp: int) -> list[int]:
-    """Parameters of one tensor-parallel shard on each pipeline stage. Layers are split as evenly
-    as possible; the first stage holds the embeddings, the last the final norm and the tied output
-    embedding copy (as Megatron does). Biases/norms are counted as if sharded (a small
-    over-estimate of the savings)."""
+def stage_params(cfg: GPTConfig, pp: int, tp: int, virtual_stages: int = 1) -> list[int]:
+    """Parameters on one device of each pipeline rank, exactly as training holds them: layers
+    split as ``training.pipeline.layer_ranges`` over pp * virtual_stages stages (rank r holds
+    stages r, r + pp, ...); the first stage holds the embeddings (vocabulary sharded over tp,
+    positions replicated), the last the final norm and the tied output embedding's copy (as
+    Megatron does). Column-parallel weights and biases (q, k, v, fc1) and row-parallel
+    weights (wo, fc2) are sharded over tp; LayerNorms and row-parallel biases are replicated."""
+    from training.pipeline import layer_ranges
+
     h, f = cfg.hidden, cfg.ffn_multiple * cfg.hidden
-    per_layer = 4 * h + 4 * (h * h + h) + 2 * h * f + f + h
-    vocab_shard = cfg.padded_vocab_size(tp) * h // tp
-    base, extra = divmod(cfg.n_layers, pp)
+    per_layer = (3 * (h * h + h) + f * h + f) // tp + (h * h + h * f) // tp + 4 * h + 2 * h
+    vocab_shard = cfg.padded_vocab_size() * h // tp
+    n_stages = pp * virtual_stages
+    ranges = layer_ranges(cfg.n_layers, n_stages)
     out = []
-    for stage in range(pp):
-        layers = base + (1 if stage < extra else 0)
-        n = layers * per_layer // tp
-        if stage == 0:
-            n += vocab_shard + cfg.max_seq_length * h
-        if stage == pp - 1:
-            n += 2 * h + (vocab_shard if pp > 1 else 0)
+    for rank in range(pp):
+        n = 0
+        for stage in range(rank, n_stages, pp):
+            n += len(ranges[stage]) * per_layer
+            if stage == 0:
+                n += vocab_shard + cfg.max_seq_length * h
+            if stage == n_stages - 1:
+                n += 2 * h + (vocab_shard if n_stages > 1 else 0)
         out.append(n)
     return out
 
 
-def activation_bytes(cfg: GPTConfig, pp: int, tp: int, seq: int, micro_batch: int) -> int:
+def meta_check(cfg: GPTConfig, pp: int, tp: int, virtual_stages: int = 1) -> list[int]:
+    """Parameters per device of each pipeline rank, counted on the real rank-local model:
+    built on the meta device, split into this rank's stages and tensor-parallelized over a
+    fake process group of pp * tp ranks (no memory, no communication). Ranks whose stages have
+    the same shape (layer counts, first/last stage) hold the same model, so one of each kind
+    is built."""
+    import copy
+
+    import torch
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    from training.model import GPT
+    from training.parallelize import ParallelDims, apply_tp
+    from training.pipeline import layer_ranges, split_model
+
+    world = pp * tp
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+    try:
+        mesh = ParallelDims(1, pp, tp, world).build_mesh("cpu")
+        with torch.device("meta"):
+            model = GPT(cfg)
+        n_stages = pp * virtual_stages
+        ranges = layer_ranges(cfg.n_layers, n_stages)
+        by_kind: dict[tuple, int] = {}
+        counts = []
+        for rank in range(pp):
+            kind = tuple((len(ranges[s]), s == 0, s == n_stages - 1)
+                         for s in range(rank, n_stages, pp))
+            if kind not in by_kind:
+                parts, _ = (split_model(copy.deepcopy(model), rank, pp, virtual_stages)
+                            if n_stages > 1 else ([copy.deepcopy(model)], [0]))
+                n = 0
+                for part in parts:
+                    if tp > 1:
+                        apply_tp(part, mesh["tp"])
+                    n += sum((p.to_local() if hasattr(p, "to_local") else p).numel()
+                             for p in part.parameters())
+                by_kind[kind] = n
+            counts.append(by_kind[kind])
+        return counts
+    finally:
+        dist.destroy_process_group()
+
+
+def activation_bytes(cfg: GPTConfig, pp: int, tp: int, seq: int, micro_batch: int,
+                     virtual_stages: int = 1) -> int:
     s, b, h, a = seq, micro_batch, cfg.hidden, cfg.n_heads
     layers_per_stage = math.ceil(cfg.n_layers / pp)
-    in_flight = pp  # 1F1B: the first stage holds pp micro-batches
+    # 1F1B: the first stage holds pp micro-batches. Interleaved (an estimate): the warm-up of
+    # the other v - 1 chunks keeps about (v - 1) / v x pp more micro-batches' block inputs
+    in_flight = pp + (virtual_stages - 1) * pp // max(1, virtual_stages)
     checkpoints = 2 * s * b * h * layers_per_stage * in_flight
     working = s * b * h * (10 + 24 / tp + 5 * a * s / (h * tp))
     return int(checkpoints + working)
 
 
 def memory_plan(cfg: GPTConfig, dp: int = 1, pp: int = 1, tp: int = 1, seq_length: int | None = None,
-                micro_batch: int = 1) -> MemoryPlan:
+                micro_batch: int = 1, virtual_stages: int = 1,
+                data_parallel: str = "ddp") -> MemoryPlan:
     for name, v in (("dp", dp), ("pp", pp), ("tp", tp), ("micro_batch", micro_batch)):
         if v < 1:
             raise ValueError(f"{name} must be >= 1, got {v}")
-    if pp > cfg.n_layers:
-        raise ValueError(f"pp ({pp}) must be <= the number of layers ({cfg.n_layers})")
+    if pp * virtual_stages > cfg.n_layers:
+        raise ValueError(f"pp * virtual_stages ({pp} * {virtual_stages}) must be <= the number "
+                         f"of layers ({cfg.n_layers})")
     if cfg.n_heads % tp:
         raise ValueError(f"tp ({tp}) must divide the number of heads ({cfg.n_heads})")
     seq = seq_length or cfg.max_seq_length
-    return MemoryPlan(cfg, dp, pp, tp, seq, micro_batch, cfg.num_params(tp),
-                      max(stage_params(cfg, pp, tp)), activation_bytes(cfg, pp, tp, seq,
-                                                                       micro_batch))
+    return MemoryPlan(cfg, dp, pp, tp, seq, micro_batch, cfg.num_params(),
+                      max(stage_params(cfg, pp, tp, virtual_stages)),
+                      activation_bytes(cfg, pp, tp, seq, micro_batch, virtual_stages),
+                      data_parallel)

@@ -1,12 +1,15 @@
 """The trainer: one class with small named methods, read top to bottom.
 
     trainer = Trainer.from_manifest(cfg, "manifest.json")   # verifies the manifest first
-    trainer.train()                                         # metrics.jsonl + final checkpoint
+    trainer.train()                                         # metrics, validation, checkpoints
 
-Setup order (each step announced in the log): manifest checks (shard sha256s, tokenizer file,
-vocab size) -> blended sample index -> process group -> parallel dims/mesh -> model (seeded init,
-the same on every rank) -> pipeline split -> parallelize each stage -> optimizers -> loader. A manifest whose checksums, tokenizer or vocabulary size do
-not fit is refused before the process group or the model exist.
+Setup order (each step announced in the log): process group -> manifest checks (shard sha256s
+once per node, tokenizer, vocab size) -> blended sample indices (built once per node, memory-
+mapped by every rank) -> parallel dims/mesh -> model on the meta device -> pipeline split ->
+parallelize each stage (tp, activation checkpointing, compile, dp) -> materialize: allocate and
+initialise only this rank's shards -> optimizers (ZeRO-1: this rank's share) -> loader. A
+manifest whose checksums, tokenizer or vocabulary size do not fit is refused before the model
+exists.
 """
 
 from __future__ import annotations
@@ -19,24 +22,22 @@ import os
 import signal
 import sys
 import time
-import warnings
 
 import torch
 import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 
 from training import checkpoint as ckpt
-from training.config import TrainConfig
+from training.config import ConfigError, TrainConfig
 from training.data import (DistributedSampleLoader, StepBatch, build_blended_dataset,
-                           manifest_source_names, manifest_tokenizer, open_manifest,
-                           verify_manifest_tokenizer)
-from training.grads import (allreduce_gradients, clip_grad_norm_, sync_tied_embedding,
-                            tied_embedding_group)
-from training.metrics import flops_per_token, peak_flops, peak_memory_bytes
-from training.model import GPT, cross_entropy_loss, param_groups
-from training.parallelize import ParallelDims, init_distributed, parallelize
+                           manifest_source_names, manifest_tokenizer, once_per_node,
+                           open_manifest, verified_by_launcher, verify_manifest_tokenizer)
+from training.grads import clip_grad_norm_, sync_tied_embedding, tied_embedding_group
+from training.metrics import MetricsLogger, flops_per_token, peak_flops, peak_memory_bytes
+from training.model import GPT, cross_entropy_loss
+from training.optimizer import ZeroOneAdamW, build_optimizer
+from training.parallelize import ParallelDims, init_distributed, materialize, parallelize
 from training.pipeline import PipelineRunner, split_model
-from training.schedule import batch_sizes, plan_steps
 
 log = logging.getLogger(__name__)
 
@@ -47,34 +48,20 @@ def check_vocab(cfg: TrainConfig, tokenizer: dict) -> int:
     eod = tokenizer.get("eod_id")
     if eod is not None and not 0 <= int(eod) < tok_vocab:
         raise ValueError(f"manifest tokenizer eod_id {eod} is outside its vocab_size {tok_vocab}")
-    if cfg.vocab_size is not None and cfg.vocab_size < tok_vocab:
-        raise ValueError(f"vocab_size: the model is configured for {cfg.vocab_size} tokens but the "
-                         f"manifest's tokenizer has {tok_vocab}; set vocab_size >= {tok_vocab} "
-                         f"(or null to take it from the manifest)")
-    return cfg.vocab_size or tok_vocab
-
-
-def total_samples(cfg: TrainConfig) -> int:
-    """Samples the whole run consumes (sizes the blended index)."""
-    seq, ramp = cfg.effective_seq_length, cfg.batch_rampup()
-    if cfg.train_steps is not None:
-        return sum(batch_sizes(cfg.train_steps, seq, ramp))
-    return sum(plan_steps(cfg.train_tokens, seq, ramp))
-
-
-@contextlib.contextmanager
-def _quiet_single_process_dcp():
-    # DCP warns that it "assumes" a single process when no process group exists: that is intended.
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="torch.distributed is disabled")
-        yield
+    if cfg.model.vocab_size is not None and cfg.model.vocab_size < tok_vocab:
+        raise ConfigError(f"model.vocab_size: the model is configured for {cfg.model.vocab_size}"
+                          f" tokens but the manifest's tokenizer has {tok_vocab}; set "
+                          f"model.vocab_size >= {tok_vocab} (or null to take it from the "
+                          f"manifest)")
+    return cfg.model.vocab_size or tok_vocab
 
 
 class Trainer:
     def __init__(self, cfg: TrainConfig, dataset, tokenizer: dict,
                  source_names: list[str] | None = None,
-                 source_targets: dict[str, float] | None = None):
+                 source_targets: dict[str, float] | None = None, valid_dataset=None):
         self.cfg = cfg
+        self.tokenizer = tokenizer
         self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         self.rank, self.world_size = init_distributed(self.device.type)
         self.is_main = self.rank == 0
@@ -83,84 +70,110 @@ class Trainer:
         vocab_size = check_vocab(cfg, tokenizer)
         self.model_parts, self.pipeline = self._build_model_parts(vocab_size)
         self.model = self.model_parts[0]  # the whole model when pp == 1
-        self.optimizers = [self._build_optimizer(part) for part in self.model_parts]
-        self.optimizer = self.optimizers[0]
+        dp_group = (self.mesh["dp"].get_group() if self.dims.dp_enabled
+                    and cfg.parallelism.data_parallel == "zero1" else None)
+        self.optimizers = [build_optimizer(part, cfg, dp_group) for part in self.model_parts]
+        o = cfg.optimizer
+        log.info("optimizer AdamW%s: peak lr %g, betas (%g, %g), eps %g, weight decay %g, "
+                 "clip %g", " (ZeRO-1: state sharded over dp)" if dp_group else "", o.lr,
+                 o.adam_beta1, o.adam_beta2, o.adam_eps, o.weight_decay, o.grad_clip)
         self._tied_group = (tied_embedding_group(self.mesh) if self.dims.pp_enabled else None)
-        dp_rank = self.mesh["dp"].get_local_rank() if self.mesh is not None else 0
-        self.loader = DistributedSampleLoader(dataset, cfg.effective_seq_length,
-                                              cfg.micro_batch_size, dp_rank, self.dims.dp,
-                                              source_names=source_names, device=self.device)
+        self.dp_rank = self.mesh["dp"].get_local_rank() if self.mesh is not None else 0
+        self.loader = self._loader(dataset, source_names)
+        self.valid_dataset, self.source_names = valid_dataset, source_names
         self.source_targets = source_targets
         self.lr_schedule, self.batch_rampup = cfg.lr_schedule(), cfg.batch_rampup()
-        self.flops_per_token = flops_per_token(cfg.model_config(vocab_size),
-                                               cfg.effective_seq_length, cfg.tp)
+        self.flops_per_token = flops_per_token(cfg.model_config(vocab_size), cfg.seq_length)
         self.peak_flops = peak_flops(self.device)
+        self.checkpoints = ckpt.CheckpointManager(
+            os.path.join(cfg.output_dir, "checkpoints"), cfg.checkpoint.keep_last,
+            cfg.checkpoint.async_save, self.is_main)
         self.step = 0
         self.consumed_tokens = 0
         self.source_tokens: dict[str, int] = {}
         self._stop_requested = False
+        self._last_saved_step: int | None = None
 
     @classmethod
     def from_manifest(cls, cfg: TrainConfig, manifest_path: str) -> "Trainer":
-        """Verify the manifest (checksums, tokenizer, vocab) and build the blended dataset."""
-        manifest = open_manifest(manifest_path, verify_checksums=cfg.verify_checksums)
-        verify_manifest_tokenizer(manifest)
+        """Verify the manifest (checksums once per node, tokenizer, vocab) and build the
+        blended datasets (train, and valid when the manifest has a split)."""
+        init_distributed("cuda" if torch.cuda.is_available() else "cpu")
+        verify = cfg.data.verify_checksums and not verified_by_launcher(manifest_path)
+        if cfg.data.verify_checksums and not verify:
+            log.info("manifest shards verified by the launcher on this machine")
+        once_per_node("manifest checks", lambda: _check_manifest(cfg, manifest_path, verify))
+        manifest = open_manifest(manifest_path, verify_checksums=False)
         tokenizer = manifest_tokenizer(manifest)
         check_vocab(cfg, tokenizer)
-        log.info("manifest ok: tokenizer vocab %s, eod %s", tokenizer["vocab_size"],
-                 tokenizer.get("eod_id"))
-        dataset = build_blended_dataset(manifest, cfg.effective_seq_length, total_samples(cfg),
-                                        cfg.seed)
+        cache = cfg.data.index_cache
+        dataset = build_blended_dataset(manifest, cfg.seq_length, cfg.total_samples(), cfg.seed,
+                                        cache, "train")
+        valid = None
+        if manifest.split is not None and manifest.split[1] > 0 and cfg.validation.batches:
+            if any(manifest.split_range(s, "valid")[1] > manifest.split_range(s, "valid")[0]
+                   for s in manifest.sources if s.weight > 0):
+                valid = build_blended_dataset(manifest, cfg.seq_length, _valid_samples(cfg),
+                                              cfg.seed, cache, "valid")
+            else:
+                log.warning("the valid split of %s holds no document (sources too small for "
+                            "its share): no validation loss", manifest_path)
+        elif cfg.validation.batches:
+            log.warning("manifest %s has no valid split (blend spec `split:`): no validation "
+                        "loss", manifest_path)
         names = manifest_source_names(manifest)
-        weights = [getattr(s, "weight", None) for s in getattr(manifest, "sources", ()) or ()]
-        targets = None
-        if names and len(weights) == len(names) and all(w is not None for w in weights):
-            total = sum(weights)
-            targets = {n: w / total for n, w in zip(names, weights)} if total > 0 else None
-        return cls(cfg, dataset, tokenizer, names, targets)
+        weights = [s.weight for s in manifest.sources]
+        total = sum(weights)
+        targets = {n: w / total for n, w in zip(names, weights)} if total > 0 else None
+        return cls(cfg, dataset, tokenizer, names, targets, valid)
 
     # --- setup ---
     def _setup_parallel_dims(self) -> ParallelDims:
-        dims = ParallelDims(self.cfg.dp, self.cfg.pp, self.cfg.tp, self.world_size)
+        p = self.cfg.parallelism
+        try:
+            dims = ParallelDims(p.dp, p.pp, p.tp, self.world_size)
+        except ValueError as e:
+            raise ConfigError(f"parallelism: {e}") from None
         self.cfg.check_layout(dims.dp, dims.pp)
         log.info("parallel dims: dp %d x pp %d x tp %d = %d ranks", dims.dp, dims.pp, dims.tp,
                  dims.world_size)
         return dims
 
     def _build_model_parts(self, vocab_size: int):
-        cfg = self.cfg
+        cfg, p = self.cfg, self.cfg.parallelism
         mcfg = cfg.model_config(vocab_size)
-        torch.manual_seed(cfg.seed)  # identical init on every rank and in every layout
-        model = GPT(mcfg, tp=cfg.tp).to(self.device)
-        if model.vocab_size < vocab_size:  # padding only grows it; guard against future edits
-            raise ValueError(f"vocab_size: model embedding {model.vocab_size} < tokenizer "
-                             f"{vocab_size}")
-        log.info("model %s: %d layers, hidden %d, %d heads, vocab %d (padded %d), %.2fM params",
-                 cfg.model, mcfg.n_layers, mcfg.hidden, mcfg.n_heads, mcfg.vocab_size,
-                 model.vocab_size, sum(p.numel() for p in model.parameters()) / 1e6)
-        pipeline = None
+        with torch.device("meta"):  # nothing allocated until `materialize`
+            model = GPT(mcfg)
+        log.info("model %s on the meta device: %d layers, hidden %d, %d heads, vocab %d "
+                 "(padded %d), %.2fM params", cfg.model.name, mcfg.n_layers, mcfg.hidden,
+                 mcfg.n_heads, mcfg.vocab_size, model.vocab_size,
+                 sum(q.numel() for q in model.parameters()) / 1e6)
         if self.dims.pp_enabled:
-            pp_mesh = self.mesh["pp"]
-            parts, ids = split_model(model, pp_mesh.get_local_rank(), self.dims.pp,
-                                     cfg.virtual_stages)
+            parts, ids = split_model(model, self.mesh["pp"].get_local_rank(), self.dims.pp,
+                                     p.virtual_stages)
         else:
             parts, ids = [model], [0]
-        bf16 = cfg.dtype == "bfloat16"
+        bf16 = cfg.model.dtype == "bfloat16"
         for part in parts:
-            parallelize(part, self.mesh, self.dims, cfg.activation_checkpoint, cfg.compile,
-                        cfg.data_parallel, bf16)
+            parallelize(part, self.mesh, self.dims, p.activation_checkpoint, p.compile,
+                        p.data_parallel, bf16)
+            materialize(part, self.device, cfg.seed)
+        local = sum((q.to_local() if hasattr(q, "to_local") else q).numel()
+                    for part in parts for q in part.parameters())
+        log.info("materialized this rank's shard: %.2fM parameters on %s (seed %d)", local / 1e6,
+                 self.device, cfg.seed)
+        pipeline = None
         if self.dims.pp_enabled:
-            pipeline = PipelineRunner(parts, ids, self.dims.pp * cfg.virtual_stages,
-                                      self.mesh["pp"].get_group(), self.device, cfg.pp_schedule,
+            pipeline = PipelineRunner(parts, ids, self.dims.pp * p.virtual_stages,
+                                      self.mesh["pp"].get_group(), self.device, p.pp_schedule,
                                       self._loss)
         return parts, pipeline
 
-    def _build_optimizer(self, part) -> torch.optim.Optimizer:
-        c = self.cfg
-        log.info("optimizer AdamW: peak lr %g, betas (%g, %g), eps %g, weight decay %g, clip %g",
-                 c.lr, c.adam_beta1, c.adam_beta2, c.adam_eps, c.weight_decay, c.grad_clip)
-        return torch.optim.AdamW(param_groups(part, c.weight_decay), lr=c.lr,
-                                 betas=(c.adam_beta1, c.adam_beta2), eps=c.adam_eps)
+    def _loader(self, dataset, source_names=None) -> DistributedSampleLoader:
+        return DistributedSampleLoader(dataset, self.cfg.seq_length,
+                                       self.cfg.schedule.micro_batch_size, self.dp_rank,
+                                       self.dims.dp, source_names=source_names,
+                                       device=self.device)
 
     def parameters(self) -> list[torch.nn.Parameter]:
         return [p for part in self.model_parts for p in part.parameters()]
@@ -169,7 +182,7 @@ class Trainer:
     def _train_context(self):
         """autocast (bf16 without FSDP, whose policy casts instead) + loss_parallel (tp)."""
         stack = contextlib.ExitStack()
-        if self.cfg.dtype == "bfloat16" and not self._fsdp:
+        if self.cfg.model.dtype == "bfloat16" and not self._fsdp:
             stack.enter_context(torch.autocast(self.device.type, dtype=torch.bfloat16))
         if self.dims.tp_enabled:
             from torch.distributed.tensor.parallel import loss_parallel
@@ -178,7 +191,7 @@ class Trainer:
 
     @property
     def _fsdp(self) -> bool:
-        return self.cfg.data_parallel == "fsdp" and self.dims.dp_enabled
+        return self.cfg.parallelism.data_parallel == "fsdp" and self.dims.dp_enabled
 
     @staticmethod
     def _loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -201,15 +214,12 @@ class Trainer:
         n = len(batch.micro_batches)
         losses = []
         for i, (inputs, targets) in enumerate(batch.micro_batches):
-            if self._fsdp:  # reduce-scatter only after the last micro-batch
+            if self.dims.dp_enabled:  # reduce (overlapped) only in the last micro-batch
                 self.model.set_requires_gradient_sync(i == n - 1)
             losses.append(self.forward_backward_step(inputs, targets, 1.0 / n))
         return torch.stack(losses).mean()
 
-    def _reduce_gradients(self) -> None:
-        params = self.parameters()
-        if self.dims.dp_enabled and not self._fsdp:
-            allreduce_gradients(params, self.mesh["dp"].get_group())
+    def _sync_tied_embedding(self) -> None:
         if self._tied_group is not None:
             tied = [w for part in self.model_parts for w in
                     ([part.tok_embeddings.weight] if part.tok_embeddings is not None else [])
@@ -222,11 +232,12 @@ class Trainer:
             skip = [p.output.weight for p in self.model_parts
                     if p.output is not None and p.tok_embeddings is None]
         pp_group = self.mesh["pp"].get_group() if self.dims.pp_enabled else None
-        max_norm = self.cfg.grad_clip if self.cfg.grad_clip > 0 else float("inf")
-        return clip_grad_norm_(self.parameters(), max_norm, pp_group, skip)
+        clip = self.cfg.optimizer.grad_clip
+        return clip_grad_norm_(self.parameters(), clip if clip > 0 else float("inf"), pp_group,
+                               skip)
 
-    def _step_loss(self, loss: torch.Tensor | None) -> float:
-        """The step's loss on every rank: from the last pipeline stage, averaged over dp."""
+    def _mean_over_ranks(self, loss: torch.Tensor | None) -> float:
+        """A loss on every rank: from the last pipeline stage, averaged over dp."""
         if self.mesh is None:
             return float(loss)
         value = (loss.detach().float().reshape(()) if loss is not None
@@ -244,14 +255,17 @@ class Trainer:
         for opt in self.optimizers:
             for group in opt.param_groups:
                 group["lr"] = lr
-            opt.zero_grad(set_to_none=True)
+        for part in self.model_parts:
+            part.zero_grad(set_to_none=True)
         loss = self._forward_backward(batch)
-        self._reduce_gradients()
+        self._sync_tied_embedding()
         grad_norm = self._clip_gradients()
         for opt in self.optimizers:
             opt.step()
-        loss = self._step_loss(loss)
-        step_tokens = batch.global_batch * self.cfg.effective_seq_length
+            if isinstance(opt, ZeroOneAdamW):
+                opt.broadcast_parameters()
+        loss = self._mean_over_ranks(loss)
+        step_tokens = batch.global_batch * self.cfg.seq_length
         self.step += 1
         self.consumed_tokens += step_tokens
         for name, tokens in batch.source_tokens.items():
@@ -277,39 +291,89 @@ class Trainer:
             record["source_target"] = dict(self.source_targets)
         return record
 
+    # --- validation ---
+    @torch.no_grad()
+    def evaluate(self) -> float | None:
+        """Mean loss over the validation split's first ``validation.batches`` global batches
+        (the same samples at every evaluation, so the numbers are comparable)."""
+        if self.valid_dataset is None or not self.cfg.validation.batches:
+            return None
+        loader = self._loader(self.valid_dataset)
+        for part in self.model_parts:
+            part.eval()
+        losses = []
+        try:
+            for _ in range(self.cfg.validation.batches):
+                batch = loader.next_step(self.cfg.schedule.global_batch_size)
+                with self._train_context():
+                    if self.pipeline is not None:
+                        loss = self.pipeline.eval_step(batch.micro_batches)
+                    else:
+                        loss = torch.stack([_plain(self._loss(self.model(x), y))
+                                            for x, y in batch.micro_batches]).mean()
+                losses.append(self._mean_over_ranks(loss))
+        finally:
+            for part in self.model_parts:
+                part.train()
+        return sum(losses) / len(losses)
+
     # --- the loop ---
     def train(self) -> list[dict]:
         cfg = self.cfg
-        steps_left = (cfg.train_steps - self.step) if cfg.train_steps is not None else None
+        steps_left = (cfg.schedule.train_steps - self.step
+                      if cfg.schedule.train_steps is not None else None)
         bar = self._progress_bar(steps_left)
         history = []
-        with self._metrics_file() as metrics, self._sigterm_handler():
+        self.validation_history: list[dict] = []
+        interval = cfg.validation.interval
+        t_prev = time.perf_counter()
+        with self._metrics() as metrics, self._sigterm_handler():
             while self._should_continue():
                 record = self.train_step(self.loader.next_step(self.batch_rampup(
                     self.consumed_tokens)))
                 history.append(record)
-                if metrics is not None and self.step % cfg.log_interval == 0:
-                    metrics.write(json.dumps(record) + "\n")
-                    metrics.flush()
+                if metrics is not None and self.step % cfg.logging.interval == 0:
+                    metrics.log(record)
                 if bar is not None:
                     bar.update(1)
                     bar.set_postfix(loss=f"{record['loss']:.3f}", lr=f"{record['lr']:.2e}")
-                elif self.is_main and self.step % cfg.log_interval == 0:
+                elif self.is_main and self.step % cfg.logging.interval == 0:
                     log.info("step %d loss %.4f grad_norm %.3f lr %.3e tokens/s %.0f", self.step,
                              record["loss"], record["grad_norm"], record["lr"],
                              record["tokens_per_s"])
-                if cfg.checkpoint_interval and self.step % cfg.checkpoint_interval == 0:
+                if interval and self.step % interval == 0 and self._should_continue():
+                    self._validate(metrics)
+                if cfg.checkpoint.interval and self.step % cfg.checkpoint.interval == 0:
                     self.save_checkpoint()
+                now = time.perf_counter()
+                record["wall_time_s"] = now - t_prev  # loader, step, logging, checkpoint
+                t_prev = now
                 if self._agree_to_stop():
                     log.warning("SIGTERM: checkpointing at step %d and stopping", self.step)
                     break
+            if not self._stop_requested:
+                self._validate(metrics)
         if bar is not None:
             bar.close()
-        if not cfg.checkpoint_interval or self.step % cfg.checkpoint_interval:
+        if self._last_saved_step != self.step:
             self.save_checkpoint()
-        if cfg.export_hf and not self._stop_requested:
+        self.checkpoints.wait()
+        if cfg.checkpoint.export_hf and not self._stop_requested:
             self.export_hf(os.path.join(cfg.output_dir, "hf"))
         return history
+
+    def _validate(self, metrics) -> None:
+        loss = self.evaluate()
+        if loss is None:
+            return
+        import math
+        row = {"step": self.step, "val_loss": loss, "val_ppl": math.exp(min(loss, 50.0)),
+               "consumed_tokens": self.consumed_tokens}
+        self.validation_history.append(row)
+        if metrics is not None:
+            metrics.log(row, prefix="val")
+        if self.is_main:
+            log.info("step %d validation loss %.4f", self.step, loss)
 
     @contextlib.contextmanager
     def _sigterm_handler(self):
@@ -336,9 +400,10 @@ class Trainer:
         return self._stop_requested
 
     def _should_continue(self) -> bool:
-        if self.cfg.train_steps is not None:
-            return self.step < self.cfg.train_steps
-        return self.consumed_tokens < self.cfg.train_tokens
+        s = self.cfg.schedule
+        if s.train_steps is not None:
+            return self.step < s.train_steps
+        return self.consumed_tokens < s.train_tokens
 
     def _progress_bar(self, total: int | None):
         if not (self.is_main and sys.stderr.isatty()):
@@ -347,14 +412,17 @@ class Trainer:
         return tqdm(total=total, desc="train", unit="step")
 
     @contextlib.contextmanager
-    def _metrics_file(self):
+    def _metrics(self):
         if not self.is_main:
             yield None
             return
-        os.makedirs(os.path.dirname(os.path.abspath(self.cfg.metrics_path)), exist_ok=True)
-        # a fresh run starts the file; a resumed one continues it
-        with open(self.cfg.metrics_path, "a" if self.step else "w") as f:
-            yield f
+        tb = (os.path.join(self.cfg.output_dir, "tensorboard") if self.cfg.logging.tensorboard
+              else None)
+        logger = MetricsLogger(self.cfg.metrics_path, tb, append=self.step > 0)
+        try:
+            yield logger
+        finally:
+            logger.close()
 
     # --- state and checkpoints ---
     def state_dict(self) -> dict:
@@ -377,46 +445,41 @@ class Trainer:
             ckpt.set_rng_state(state["rng"][f"rank{self.rank}"], self.device)
 
     def checkpoint_path(self, step: int | None = None) -> str:
-        return os.path.join(self.cfg.output_dir, "checkpoints", f"step-{step or self.step:08d}")
+        return ckpt.step_dir(os.path.join(self.cfg.output_dir, "checkpoints"),
+                             self.step if step is None else step)
 
-    def save_checkpoint(self, path: str | None = None) -> str:
-        path = path or self.checkpoint_path()
-        log.info("saving checkpoint %s", path)
-        with _quiet_single_process_dcp():
-            dcp.save(self.state_dict(), checkpoint_id=path)
-        if self.is_main:
-            # the run config, plus what an export or a reader needs to rebuild the plain model
-            meta = {"_world_size": self.world_size, "_tp": self.dims.tp,
-                    "_model_config": dataclasses.asdict(self.model.cfg)}
-            with open(os.path.join(path, "config.json"), "w") as f:
-                json.dump({**self.cfg.to_dict(), **meta}, f, indent=2)
+    def checkpoint_meta(self) -> dict:
+        """config.json: the run config, plus what a reader needs to rebuild the plain model."""
+        return {**self.cfg.to_dict(), "_world_size": self.world_size, "_tp": self.dims.tp,
+                "_model_config": dataclasses.asdict(self.model.cfg),
+                "_tokenizer": {k: v for k, v in self.tokenizer.items()
+                               if k in ("path", "sha256", "vocab_size", "eod_id")}}
+
+    def save_checkpoint(self) -> str:
+        path = self.checkpoints.save(self.step, self.state_dict(), self.checkpoint_meta())
+        self._last_saved_step = self.step
         return path
 
     def load_checkpoint(self, path: str) -> None:
-        """Load a checkpoint saved under any (dp, pp, tp) layout; RNG states come back only
-        when the world size is the same."""
+        """Load a checkpoint saved under any (dp, pp, tp) layout, after verifying its checksums
+        (nothing is unpickled before); RNG states come back only when the world size is the
+        same."""
+        log.info("verifying checkpoint %s", path)
+        ckpt.verify_checkpoint(path)
         log.info("loading checkpoint %s", path)
         state = self.state_dict()
-        if f"rng.rank{self.rank}" not in ckpt.saved_keys(path) or \
-                self._saved_world_size(path) != self.world_size:
+        ckpt.check_shapes(path, {k: tuple(v.shape) for k, v in state["model"].items()})
+        saved = ckpt.read_checkpoint_config(path)
+        if saved.get("_world_size") != self.world_size:
             log.info("checkpoint from another layout: RNG states not restored")
             state.pop("rng")
-        with _quiet_single_process_dcp():
-            dcp.load(state, checkpoint_id=path)
+        dcp.load(state, checkpoint_id=path)
         self.load_state_dict(state)
-
-    @staticmethod
-    def _saved_world_size(path: str) -> int | None:
-        try:
-            with open(os.path.join(path, "config.json")) as f:
-                saved = json.load(f)
-        except OSError:
-            return None
-        return saved.get("_world_size")
+        self._last_saved_step = self.step
 
     def export_hf(self, out_dir: str) -> str | None:
-        """Write the final weights as a Hugging Face GPT-2 checkpoint (rank 0), from the last
-        checkpoint so every layout exports the same way."""
+        """Write the final weights as a Hugging Face GPT-2 checkpoint with its tokenizer
+        (rank 0), from the last checkpoint so every layout exports the same way."""
         from training.hf_export import export_checkpoint
 
         path = self.checkpoint_path()
@@ -428,3 +491,22 @@ class Trainer:
         if self.mesh is not None:
             dist.barrier()
         return out_dir if self.is_main else None
+
+
+def _plain(t: torch.Tensor) -> torch.Tensor:
+    return t.full_tensor() if hasattr(t, "full_tensor") else t
+
+
+def _valid_samples(cfg: TrainConfig) -> int:
+    return cfg.validation.batches * cfg.schedule.global_batch_size
+
+
+def _check_manifest(cfg: TrainConfig, path: str, verify_checksums: bool) -> None:
+    """What a node leader checks before anyone trains: shard sha256s (when asked), sizes and
+    headers, tokenizer file, vocabulary."""
+    manifest = open_manifest(path, verify_checksums=verify_checksums)
+    verify_manifest_tokenizer(manifest)
+    tokenizer = manifest_tokenizer(manifest)
+    check_vocab(cfg, tokenizer)
+    log.info("manifest ok: tokenizer vocab %s, eod %s", tokenizer["vocab_size"],
+             tokenizer.get("eod_id"))

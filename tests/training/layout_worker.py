@@ -21,25 +21,32 @@ from training.trainer import Trainer  # noqa: E402
 
 SEQ = 16
 # 4 layers so that pp 2 x 2 virtual stages has a layer per stage; ramp 8 -> 16 after 2 steps.
-BASE = dict(model="tiny", model_overrides={"n_layers": 4}, seq_length=SEQ, global_batch_size=16,
+BASE = {"model.name": "tiny", "model.overrides": {"n_layers": 4}, **dict( seq_length=SEQ, global_batch_size=16,
             micro_batch_size=2, rampup_batch_start=8, rampup_batch_increment=8,
             rampup_tokens=2 * 8 * SEQ, train_steps=4, lr=3e-3, warmup_tokens=8 * SEQ,
-            decay_tokens=100 * 16 * SEQ, dtype="float32", seed=1234, grad_clip=1.0)
+            decay_tokens=100 * 16 * SEQ, dtype="float32", seed=1234, grad_clip=1.0)}
 
 
 def main() -> None:
     out, overrides = sys.argv[1], json.loads(sys.argv[2])
     resume = overrides.pop("resume", None)
-    cfg = TrainConfig(**{**BASE, **overrides})
+    cfg = TrainConfig.from_settings({**BASE, **overrides})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
     if resume:
         trainer.load_checkpoint(resume)
     history = trainer.train()
-    # what data parallelism really did: FSDP2 wraps every model part (fully_shard on the root)
-    from torch.distributed.fsdp import FSDPModule
-    fsdp = all(isinstance(part, FSDPModule) for part in trainer.model_parts)
+    # what data parallelism really did: fully_shard swaps each part's class for FSDP<GPT>,
+    # replicate (ddp, zero1) for Replicate<GPT>
+    fsdp = all(type(part).__name__.startswith("FSDP") for part in trainer.model_parts)
+    # what ZeRO-1 really did: rank 0 keeps optimizer state for fewer parameters than it holds
+    local = [(p.to_local() if hasattr(p, "to_local") else p) for p in trainer.parameters()]
+    in_optimizer = sum((p.to_local() if hasattr(p, "to_local") else p).numel()
+                       for opt in trainer.optimizers for g in opt.param_groups
+                       for p in g["params"])
     for record in history:
         record["fsdp"] = fsdp
+        record["model_params"] = sum(t.numel() for t in local)
+        record["optimizer_params"] = in_optimizer
     if trainer.is_main:
         with open(out, "w") as f:
             json.dump(history, f)

@@ -16,5 +16,7 @@ def test_benchmark_runs_on_cpu_with_tiny_preset(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "trainer overhead" in proc.stdout
     result = json.loads(out.read_text())
-    assert [r["run"] for r in result["rows"]] == ["minimal loop", "trainer"]
+    assert [r["run"] for r in result["rows"]] == ["bare loop", "trainer"]
+    assert len(result["rows"][0]["runs_tokens_per_s"]) == 2  # repeated, alternating
+    assert "device: cpu" in proc.stdout
     assert all(r["tokens_per_s"] > 0 for r in result["rows"])

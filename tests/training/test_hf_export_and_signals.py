@@ -16,11 +16,11 @@ SEQ = 32
 
 
 def config(tmp_path, **kw) -> TrainConfig:
-    base = dict(model="tiny", vocab_size=300, seq_length=SEQ, global_batch_size=4,
+    base = dict(vocab_size=300, seq_length=SEQ, global_batch_size=4,
                 micro_batch_size=2, train_steps=3, lr=3e-3, warmup_tokens=0,
                 decay_tokens=10**6, output_dir=str(tmp_path / "out"))
     base.update(kw)
-    return TrainConfig(**base)
+    return TrainConfig.from_settings({"model.name": "tiny", **base})
 
 
 def test_export_loads_in_transformers_with_same_logits(tmp_path):

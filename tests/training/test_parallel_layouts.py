@@ -2,7 +2,8 @@
 losses of one process to 1e-5 in fp32, over 4 steps whose global batch ramps 8 -> 16 at step 3
 (the number of micro-batches changes); a 2x2x2 checkpoint continues in 1x2x1.
 
-The tiny model here has 4 layers, hidden 64, vocab 256 (padded vocab equal for tp 1 and 2).
+The tiny model here has 4 layers, hidden 64, vocab 256. Data parallel is FSDP2's `replicate`
+(gradient all-reduce overlapped with backward) unless a test asks for zero1 or fsdp.
 """
 
 import json
@@ -45,7 +46,7 @@ def torchrun(nproc: int, out: Path, **overrides) -> list[dict]:
 @pytest.fixture(scope="module")
 def single(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("single")
-    cfg = TrainConfig(**{**BASE, "output_dir": str(out)})
+    cfg = TrainConfig.from_settings({**BASE, "output_dir": str(out)})
     return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
 
 
@@ -53,7 +54,7 @@ def single(tmp_path_factory) -> list[dict]:
 def run_2x2x2(tmp_path_factory) -> tuple[list[dict], Path]:
     out = tmp_path_factory.mktemp("l222")
     rows = torchrun(8, out / "rows.json", dp=2, pp=2, tp=2, pp_schedule="interleaved_1f1b",
-                    virtual_stages=2, checkpoint_interval=2, output_dir=str(out))
+                    virtual_stages=2, output_dir=str(out), **{"checkpoint.interval": 2})
     return rows, out
 
 
@@ -103,7 +104,7 @@ def test_2x2x2_checkpoint_continues_in_1x2x1(tmp_path, run_2x2x2, single):
 @pytest.mark.slow
 def test_2x2x2_checkpoint_loads_into_one_process(tmp_path, run_2x2x2, single):
     _, out = run_2x2x2
-    cfg = TrainConfig(**{**BASE, "output_dir": str(tmp_path)})
+    cfg = TrainConfig.from_settings({**BASE, "output_dir": str(tmp_path)})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
     trainer.load_checkpoint(str(out / "checkpoints" / "step-00000002"))
     assert trainer.step == 2 and trainer.loader.consumed_samples == 16
@@ -122,3 +123,49 @@ def test_fsdp_layout_matches_single_process(tmp_path, single, dp, pp, tp):
     assert all(r["fsdp"] for r in rows)  # the model parts really are fully_shard-ed
     assert_same_losses(rows, single)
     assert (tmp_path / "checkpoints" / "step-00000004" / ".metadata").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dp, pp, tp", [
+    (2, 1, 2),  # ZeRO-1 over tensor-parallel DTensors
+    (2, 2, 1),  # ZeRO-1 on each pipeline stage
+])
+def test_zero1_matches_single_process(tmp_path, single, dp, pp, tp):
+    rows = torchrun(dp * pp * tp, tmp_path / "rows.json", dp=dp, pp=pp, tp=tp,
+                    data_parallel="zero1", output_dir=str(tmp_path))
+    assert not rows[0]["fsdp"]
+    # optimizer state for about half of the parameters this rank holds
+    assert rows[0]["optimizer_params"] < 0.75 * rows[0]["model_params"]
+    assert_same_losses(rows, single)
+
+
+# --- a checkpoint reloads at another tp (the padded vocabulary does not depend on tp) ---------
+# vocab 300 pads to 384 at every tp (Megatron's 128 x tp padding gave 384 at tp 1, 512 at tp 2).
+TP_RESUME = dict(vocab_size=300, train_steps=4)
+
+
+@pytest.fixture(scope="module")
+def single_v300(tmp_path_factory) -> list[dict]:
+    out = tmp_path_factory.mktemp("single300")
+    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, "output_dir": str(out)})
+    return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
+
+
+@pytest.mark.slow
+def test_tp2_checkpoint_resumes_at_tp1(tmp_path, single_v300):
+    torchrun(2, tmp_path / "rows.json", tp=2, output_dir=str(tmp_path / "tp2"),
+             **{**TP_RESUME, "train_steps": 2})
+    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, "output_dir": str(tmp_path / "tp1")})
+    trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
+    trainer.load_checkpoint(str(tmp_path / "tp2" / "checkpoints" / "step-00000002"))
+    assert_same_losses(trainer.train(), single_v300, first_step=3)
+
+
+@pytest.mark.slow
+def test_tp1_checkpoint_resumes_at_tp2(tmp_path, single_v300):
+    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, "train_steps": 2,
+                                     "output_dir": str(tmp_path / "tp1")})
+    Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
+    rows = torchrun(2, tmp_path / "rows.json", tp=2, output_dir=str(tmp_path / "tp2"),
+                    resume=str(tmp_path / "tp1" / "checkpoints" / "step-00000002"), **TP_RESUME)
+    assert_same_losses(rows, single_v300, first_step=3)

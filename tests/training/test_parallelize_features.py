@@ -12,11 +12,12 @@ from training.config import TrainConfig
 from training.trainer import Trainer
 
 STEPS = 3
-N_LAYERS = BASE["model_overrides"]["n_layers"]
+N_LAYERS = BASE["model.overrides"]["n_layers"]
 
 
 def make_trainer(out, **overrides) -> Trainer:
-    cfg = TrainConfig(**{**BASE, "train_steps": STEPS, "output_dir": str(out), **overrides})
+    cfg = TrainConfig.from_settings({**BASE, "train_steps": STEPS, "output_dir": str(out),
+                                    **overrides})
     return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
 
 

@@ -14,9 +14,9 @@ from training.config import TrainConfig
 from training.trainer import Trainer
 
 ROOT = Path(__file__).parents[2]
-SETTINGS = dict(model="tiny", seq_length=64, global_batch_size=4, micro_batch_size=1,
+SETTINGS = {"model.name": "tiny", **dict(seq_length=64, global_batch_size=4, micro_batch_size=1,
                 train_steps=4, lr=3e-3, warmup_tokens=0, decay_tokens=4 * 4 * 64,
-                dtype="float32", seed=7)
+                dtype="float32", seed=7)}
 
 
 def run_cli(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
@@ -34,7 +34,7 @@ def manifest(tmp_path_factory):
 
 @pytest.mark.slow
 def test_two_process_ddp_equals_one_process(tmp_path, manifest):
-    one = Trainer.from_manifest(TrainConfig(output_dir=str(tmp_path / "one"), **SETTINGS),
+    one = Trainer.from_manifest(TrainConfig.from_settings({**SETTINGS, "output_dir": str(tmp_path / "one")}),
                                 manifest)
     single = one.train()
     sets = [f"--set={k}={v}" for k, v in SETTINGS.items()]
@@ -50,7 +50,7 @@ def test_two_process_ddp_equals_one_process(tmp_path, manifest):
         assert a["source_tokens"] == b["source_tokens"]
     assert rows[-1]["loss"] < rows[0]["loss"]
     # the end checkpoint written by two ranks loads into a one-process trainer
-    fresh = Trainer.from_manifest(TrainConfig(output_dir=str(tmp_path / "three"), **SETTINGS),
+    fresh = Trainer.from_manifest(TrainConfig.from_settings({**SETTINGS, "output_dir": str(tmp_path / "three")}),
                                   manifest)
     fresh.load_checkpoint(str(tmp_path / "two" / "checkpoints" / "step-00000004"))
     assert fresh.step == 4 and fresh.consumed_tokens == 4 * 4 * 64

@@ -1,0 +1,85 @@
+"""SIGTERM to the `mtnlg train --nproc 2` launcher: it is forwarded to torchrun and every rank,
+the ranks checkpoint after the current step, the launcher waits, nothing is left running, and
+the checkpoint resumes to the losses of an uninterrupted run."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from training_fixtures import write_manifest
+from training.checkpoint import sealed_steps
+from training.config import TrainConfig
+from training.trainer import Trainer
+
+ROOT = Path(__file__).parents[2]
+SETTINGS = {"model.name": "tiny", "seq_length": 32, "global_batch_size": 4,
+            "micro_batch_size": 1, "train_steps": 40, "lr": 3e-3, "warmup_tokens": 0,
+            "decay_tokens": 40 * 4 * 32, "dtype": "float32", "seed": 7, "tensorboard": False}
+
+
+def processes_mentioning(text: str) -> list[int]:
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if text in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="ignore"):
+                    found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+@pytest.mark.slow
+def test_sigterm_to_launcher_checkpoints_and_leaves_nothing(tmp_path):
+    manifest = write_manifest(str(tmp_path / "blend"), repeat=5)
+    out = tmp_path / "sigterm-run"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    env["OMP_NUM_THREADS"] = "1"
+    sets = [f"--set={k}={v}" for k, v in SETTINGS.items()]
+    launcher = subprocess.Popen([sys.executable, "-m", "training.launch", "--manifest", manifest,
+                                 "--nproc", "2", "--output", str(out), *sets], cwd=ROOT,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+    metrics = out / "metrics.jsonl"
+    deadline = time.time() + 240
+    while time.time() < deadline and launcher.poll() is None:
+        if metrics.exists() and len(metrics.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.5)
+    assert launcher.poll() is None, launcher.stdout.read()[-3000:]
+    launcher.send_signal(signal.SIGTERM)
+    try:
+        log = launcher.communicate(timeout=120)[0]
+    except subprocess.TimeoutExpired:
+        launcher.kill()
+        raise
+    assert "forwarding to torchrun" in log, log[-3000:]
+    time.sleep(1)
+    assert processes_mentioning(str(out)) == [], log[-3000:]  # no rank, no torchrun left
+    steps = sealed_steps(str(out / "checkpoints"))
+    assert len(steps) == 1 and 2 <= steps[0] < 40, log[-3000:]
+    stopped = steps[0]
+
+    # the checkpoint continues exactly where an uninterrupted run goes (both runs are sized for
+    # 40 steps, as the sample index depends on the run length, and stop 2 steps after it)
+    def trainer(name: str) -> Trainer:
+        t = Trainer.from_manifest(TrainConfig.from_settings(
+            {**SETTINGS, "output_dir": str(tmp_path / name)}), manifest)
+        t.cfg.schedule.train_steps = stopped + 2
+        return t
+    full = trainer("full").train()
+    resumed = trainer("resumed")
+    resumed.load_checkpoint(str(out / "checkpoints" / f"step-{stopped:08d}"))
+    rest = resumed.train()
+    assert [r["step"] for r in rest] == [stopped + 1, stopped + 2]
+    for a, b in zip(rest, full[stopped:]):
+        assert abs(a["loss"] - b["loss"]) < 1e-5, (a["loss"], b["loss"])
+    rows = [json.loads(l) for l in metrics.read_text().splitlines() if "loss" in l]
+    assert rows[-1]["step"] == stopped
