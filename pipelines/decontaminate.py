@@ -17,8 +17,8 @@ Split documents and the accounting: the PARENT is the unit of accounting (one ro
 ``stats/documents.parquet``, outcome ``kept``, so read = kept + removed + dead_lettered still
 counts documents read).  Its pieces are records of their own: ``meta["pieces"]`` lists
 ``{"id": "<parent id>#p<k>", "chars": n}``, the parent's text is the pieces joined by a blank
-line, tokenization ends every piece with EOD (``split_pieces``), and ``piece_documents`` gives
-them as ``Document`` s with the parent's source.  What was cut out (and short pieces dropped) goes
+line, tokenization ends every piece with EOD (``curation.pieces``: ``split_pieces``,
+``piece_documents``).  What was cut out (and short pieces dropped) goes
 to ``removed/decontamination/cuts/`` with the task and the n-gram that matched; removed
 documents go to ``removed/decontamination/`` through the usual ``Removal`` path.
 """
@@ -33,10 +33,10 @@ from apache_beam.io.filesystems import FileSystems
 from curation.decontamination import DecontaminationConfig, TaskNgramIndex
 from curation.document import Document, Removal
 from curation.eval_tasks import TaskSource, is_saved_dataset, task_source
+from curation.pieces import join_pieces
 from pipelines.common import REMOVED, count, with_changes, timed
 
 STAGE = "decontamination"
-PIECE_SEPARATOR = "\n\n"
 MATCHED, CUTS, EVENTS = "matched", "cuts", "events"
 
 
@@ -159,33 +159,8 @@ class SplitFn(beam.DoFn):
         count(STAGE, doc.source, "split")
         yield beam.pvalue.TaggedOutput(EVENTS, (task, doc.source, "split", "documents_split", 1))
         yield beam.pvalue.TaggedOutput(EVENTS, (task, doc.source, "", "pieces_dropped", info["pieces_dropped"]))
-        meta["pieces"] = [{"id": f"{doc.id}#p{k}", "chars": len(p)} for k, p in enumerate(pieces)]
-        yield with_changes(doc, text=PIECE_SEPARATOR.join(pieces), meta=meta)
-
-
-def split_pieces(doc: Document) -> list[str]:
-    """The pieces a decontaminated document is tokenized as (the whole text if never split)."""
-    pieces = doc.meta.get("pieces") if doc.meta else None
-    if not pieces:
-        return [doc.text]
-    out, pos = [], 0
-    for p in pieces:
-        n = p["chars"] if isinstance(p, dict) else int(p)
-        out.append(doc.text[pos:pos + n])
-        pos += n + len(PIECE_SEPARATOR)
-    return out
-
-
-def piece_documents(doc: Document) -> list[Document]:
-    """A split document's pieces as documents: id ``<parent id>#p<k>``, the parent's source,
-    ``meta`` with ``parent`` and ``piece``.  An unsplit document is returned as itself."""
-    pieces = doc.meta.get("pieces") if doc.meta else None
-    if not pieces:
-        return [doc]
-    base = {k: v for k, v in doc.meta.items() if k != "pieces"}
-    return [with_changes(doc, id=p["id"], text=text, meta={**base, "parent": doc.id, "piece": k},
-                         tokens=None)
-            for k, (p, text) in enumerate(zip(pieces, split_pieces(doc)))]
+        text, meta["pieces"] = join_pieces(doc.id, pieces)
+        yield with_changes(doc, text=text, meta=meta)
 
 
 def _task_row(task: str, metrics) -> dict:

@@ -10,7 +10,8 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from curation.decontamination import DecontaminationConfig
 from curation.document import Document
-from pipelines.decontaminate import Decontaminate, piece_documents, split_pieces
+from curation.pieces import piece_documents, split_pieces
+from pipelines.decontaminate import Decontaminate
 from pipeline_fixtures import english
 
 SAMPLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "data_manifests", "eval_tasks", "sample")
