@@ -3,8 +3,9 @@
 A per-document transform, ``docs -> {kept, removed, cuts, contamination, tasks}``, after dedup:
 
 1. The index: every worker process builds ``curation.ngram_index.TaskNgramIndex`` ONCE from
-   the task files (``curation.eval_tasks`` adapters; files opened through Beam's FileSystems,
-   so they may be ``gs://`` or ``s3://`` URLs), shared by all its threads and DoFn instances
+   the task files (``curation.eval_tasks`` adapters; files and ``save_to_disk`` folders opened
+   through Beam's FileSystems by ``pipelines.task_files``, so they may be ``gs://`` or ``s3://``
+   URLs), shared by all its threads and DoFn instances
    (``apache_beam.utils.shared.Shared``).  Nothing index-sized travels through the pipeline:
    no side input, no shuffle.  Task texts are normalised exactly as documents are
    (``normalized_words``).  Build time per worker: log line and the ``index_build_ms``
@@ -34,39 +35,16 @@ import logging
 import time
 
 import apache_beam as beam
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 
 from curation.decontamination import DecontaminationConfig, TaskNgramIndex
 from curation.document import Document, Removal
-from curation.eval_tasks import TaskSource, is_saved_dataset, task_source
+from curation.eval_tasks import task_source
 from curation.pieces import join_pieces
 from pipelines.common import REMOVED, count, with_changes, timed
+from pipelines.task_files import task_texts
 
 STAGE = "decontamination"
 MATCHED, CUTS, EVENTS = "matched", "cuts", "events"
-
-
-def _source_texts(source: TaskSource):
-    """(task, text) pairs of one task source.  Files go through Beam's FileSystems (so
-    ``gs://`` works); ``save_to_disk`` folders, which a file match does not list, are local."""
-    from curation.eval_tasks import read_task_texts, rows_from_bytes, texts_from_rows
-
-    matched = sorted(FileSystems.match([source.path])[0].metadata_list, key=lambda m: m.path)
-    if not matched or any(is_saved_dataset(m.path) for m in matched):
-        yield from read_task_texts(source)
-        return
-    for meta in matched:
-        # raw bytes: rows_from_bytes decides on .gz itself (AUTO would decompress twice)
-        with FileSystems.open(meta.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            data = f.read()
-        yield from texts_from_rows(source, meta.path, rows_from_bytes(meta.path, data))
-
-
-def task_texts(sources: list[TaskSource]):
-    """(task, text) pairs of all task sources, read where this runs (a worker)."""
-    for source in sources:
-        yield from _source_texts(source)
 
 
 class TaskIndex:
