@@ -135,14 +135,16 @@ def build_task_ngrams(
         if isinstance(task_texts, dict)
         else task_texts
     )
-    words_of: dict[str, list[str]] = {}  # raw text -> words: a SQuAD context repeats per question
+    # raw text -> its words joined by spaces: a SQuAD context repeats for every question, and
+    # normalising it once is enough (one string per text, not a list of word objects)
+    joined: dict[str, str] = {}
 
     def task_words():
         for task, text in pairs:
-            ws = words_of.get(text)
+            ws = joined.get(text)
             if ws is None:
-                ws = words_of[text] = normalized_words(text)
-            yield task, ws
+                ws = joined[text] = " ".join(normalized_words(text))
+            yield task, ws.split(" ") if ws else []
 
     return TaskNgramIndex.build(task_words(), n, min_words)
 
