@@ -8,7 +8,11 @@ split more than ``max_splits`` times is dropped entirely.  N-grams that occur ``
 frequent_ngram_count`` times in the training corpus are common phrases; the caller counts them
 over the whole corpus (a separate pass) and passes them as ``ignore`` to ``find_matches``.
 
-Words are tokenized with their character offsets, so a cut maps onto the original text.
+Task texts and documents are read the same way: the pipeline's ``normalize_text`` (documents
+before this stage, task texts in ``normalized_words``), then one word splitter (``words``), so a
+task copied with typographic quotes, ligatures or decomposed accents still matches.  Document
+words keep their character offsets, so a cut maps onto the original text.  The index is
+``curation.ngram_index.TaskNgramIndex`` (hashed, every hit verified word for word).
 """
 from __future__ import annotations
 

@@ -51,15 +51,29 @@ def _saved_dataset_rows(root: str, split: str | None) -> Iterator[dict]:
                 yield from reader.read_all().to_pylist()
 
 
+def resolve(pattern: str) -> tuple[list[str], list[str]]:
+    """``(save_to_disk folders, task files)`` that a task path or glob names."""
+    pattern = pattern.rstrip("/")
+    if any(FileSystems.exists(FileSystems.join(pattern, m)) for m in _DATASET_MARKERS):
+        return [pattern], []
+    roots = sorted({FileSystems.split(p)[0] for m in _DATASET_MARKERS
+                    for p in _matched(FileSystems.join(pattern, m))})
+    files = [p for p in _matched(pattern) if not any(p.startswith(r + "/") for r in roots)]
+    return roots, files
+
+
+def source_exists(pattern: str) -> bool:
+    """Whether a task path or glob names anything readable (config validation, on the driver)."""
+    try:
+        roots, files = resolve(pattern)
+    except Exception:  # noqa: BLE001 - an unreachable or malformed location names nothing
+        return False
+    return bool(roots or files)
+
+
 def source_texts(source: TaskSource) -> Iterator[tuple[str, str]]:
     """``(task, text)`` for every evaluation text of one task source."""
-    pattern = source.path.rstrip("/")
-    if any(FileSystems.exists(FileSystems.join(pattern, m)) for m in _DATASET_MARKERS):
-        roots, files = [pattern], []
-    else:
-        roots = sorted({FileSystems.split(p)[0] for m in _DATASET_MARKERS
-                        for p in _matched(FileSystems.join(pattern, m))})
-        files = [p for p in _matched(pattern) if not any(p.startswith(r + "/") for r in roots)]
+    roots, files = resolve(source.path)
     if not roots and not files:
         raise FileNotFoundError(f"decontamination task source {source.path!r} matches no task file "
                                 f"and no datasets.save_to_disk folder")

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from curation.eval_tasks import TaskSource
-from pipelines.task_files import task_texts
+from pipelines.task_files import source_exists, task_texts
 from task_bucket import TaskBucket
 
 
@@ -49,3 +49,9 @@ def test_saved_folder_by_url_with_a_split(bucket):
 def test_nothing_matched_names_the_source(bucket):
     with pytest.raises(FileNotFoundError, match="evals/nope"):
         list(task_texts([TaskSource(f"{bucket}/nope*.jsonl")]))
+
+
+def test_source_exists_agrees_with_the_reader(bucket):
+    for pattern in (f"{bucket}/*", f"{bucket}/drop", f"{bucket}/hellaswag/", f"{bucket}/*.jsonl"):
+        assert source_exists(pattern) and list(task_texts([TaskSource(pattern)])), pattern
+    assert not source_exists(f"{bucket}/nope*.jsonl") and not source_exists("nosuchscheme://x/y")
