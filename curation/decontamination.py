@@ -8,7 +8,11 @@ split more than ``max_splits`` times is dropped entirely.  N-grams that occur ``
 frequent_ngram_count`` times in the training corpus are common phrases; the caller counts them
 over the whole corpus (a separate pass) and passes them as ``ignore`` to ``find_matches``.
 
-Words are tokenized with their character offsets, so a cut maps onto the original text.
+Task texts and documents are read the same way: the pipeline's ``normalize_text`` (documents
+before this stage, task texts in ``normalized_words``), then one word splitter (``words``), so a
+task copied with typographic quotes, ligatures or decomposed accents still matches.  Document
+words keep their character offsets, so a cut maps onto the original text.  The index is
+``curation.ngram_index.TaskNgramIndex`` (hashed, every hit verified word for word).
 """
 from __future__ import annotations
 
@@ -16,9 +20,16 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+from curation.ngram_index import TaskNgramIndex
+
 # A word is a run of letters/digits (apostrophes inside words kept).  Punctuation is not part of
-# any word, so "Hello, world!" and "hello world" give the same n-gram.
-_WORD_RE = re.compile(r"\w+(?:'\w+)*")
+# any word, so "Hello, world!" and "hello world" give the same n-gram.  Apostrophe look-alikes
+# that ftfy leaves alone (acute accent, grave accent, prime; U+02BC is a letter to ``\w``) join
+# a word too and read as "'", so "don\u00b4t" in a web page is the task's "don't", not "don t".
+_APOSTROPHES = "'\u2019\u2018\u02bc\u00b4`\u2032"
+_WORD_RE = re.compile(rf"\w+(?:[{_APOSTROPHES}]\w+)*")
+_APOSTROPHE_VARIANT_RE = re.compile(f"[{_APOSTROPHES[1:]}]")
+_APOSTROPHE_TO_ASCII = str.maketrans({c: "'" for c in _APOSTROPHES[1:]})
 
 # A sentence ends at [.!?] (plus closing quotes/brackets) followed by whitespace, or at a
 # paragraph break (a line holding only whitespace).  Abbreviations ("Dr. Smith") also count as
@@ -75,46 +86,44 @@ class DecontaminationConfig:
             raise ValueError("DecontaminationConfig.min_task_words must be <= ngram_words")
 
 
+def words(text: str) -> list[str]:
+    """The lowercase words of ``text``, apostrophe variants inside a word read as ``'``
+    (``didn\u00b4t`` is the word ``didn't``).  Each word is lowercased on its own (joined by
+    newlines, which stop Greek final-sigma context), so a word reads the same in any text."""
+    found = _WORD_RE.findall(text)
+    if not found:
+        return []
+    joined = "\n".join(found).lower()
+    if _APOSTROPHE_VARIANT_RE.search(joined):
+        joined = joined.translate(_APOSTROPHE_TO_ASCII)
+    return joined.split("\n")
+
+
 def words_with_offsets(text: str) -> list[tuple[str, int, int]]:
-    """Lowercase words with their (start, end) character offsets in ``text``."""
-    return [(m.group(0).lower(), m.start(), m.end()) for m in _WORD_RE.finditer(text)]
+    """``words(text)`` with their (start, end) character offsets in ``text``."""
+    return [(w, *m.span()) for w, m in zip(words(text), _WORD_RE.finditer(text))]
+
+
+def normalized_words(text: str) -> list[str]:
+    """The words of ``text`` exactly as a document's words are seen by ``find_matches``: after
+    the pipeline's normalisation (``curation.normalize.normalize_text``: ftfy, NFC, control
+    characters, whitespace) and the same word splitting (``words``).  Task texts
+    go through this, so a task copied with typographic quotes, ligatures or decomposed accents
+    gives the n-grams its normalised copy in a document gives."""
+    from curation.normalize import normalize_text
+
+    return words(normalize_text(text))
 
 
 def task_ngrams(text: str, n: int = NGRAM_WORDS, min_words: int = MIN_TASK_WORDS) -> list[str]:
-    """The n-grams a task text contributes: all word n-grams, or the whole text if it has
-    ``min_words <= words < n``, or nothing if it is shorter."""
-    words = _WORD_RE.findall(text.lower())
-    if len(words) >= n:
-        return [" ".join(words[i : i + n]) for i in range(len(words) - n + 1)]
-    if len(words) >= min_words:
-        return [" ".join(words)]
+    """The n-grams a task text contributes (of its ``normalized_words``): all word n-grams, or
+    the whole text if it has ``min_words <= words < n``, or nothing if it is shorter."""
+    ws = normalized_words(text)
+    if len(ws) >= n:
+        return [" ".join(ws[i : i + n]) for i in range(len(ws) - n + 1)]
+    if len(ws) >= min_words:
+        return [" ".join(ws)]
     return []
-
-
-class TaskNgramIndex(dict):
-    """``{ngram: task}`` that also knows which n-gram lengths (in words) it holds, so a
-    document is scanned only for those lengths, and the first two words of every n-gram, a
-    cheap filter that skips joining n-grams at positions that cannot match.  A plain dict works
-    too (both recomputed per call)."""
-
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self.lengths: set[int] = set()
-        self.heads: set[str] = set()
-        for k in self:
-            self._note(k)
-
-    def _note(self, key: str) -> None:
-        words = key.split(" ")
-        self.lengths.add(len(words))
-        self.heads.add(" ".join(words[:2]))
-
-    def __setitem__(self, key: str, value: str) -> None:
-        super().__setitem__(key, value)
-        self._note(key)
-
-    def __reduce__(self):  # rebuild through __init__ so the sets exist before items arrive
-        return (type(self), (dict(self),))
 
 
 def build_task_ngrams(
@@ -122,19 +131,26 @@ def build_task_ngrams(
     n: int = NGRAM_WORDS,
     min_words: int = MIN_TASK_WORDS,
 ) -> TaskNgramIndex:
-    """Index ``{ngram: task}`` from ``(task, text)`` pairs or ``{task: [texts]}``.
-    An n-gram found in several tasks keeps the first task seen."""
+    """The index of ``(task, text)`` pairs or ``{task: [texts]}`` (``curation.ngram_index``).
+    Every text is normalised like a document (``normalized_words``); an n-gram held by several
+    tasks is attributed to the smallest task name (the same whatever order tasks come in)."""
     pairs = (
         ((task, t) for task, texts in task_texts.items() for t in texts)
         if isinstance(task_texts, dict)
         else task_texts
     )
-    index = TaskNgramIndex()
-    for task, text in pairs:
-        for ngram in task_ngrams(text, n, min_words):
-            if ngram not in index:
-                index[ngram] = task
-    return index
+    # raw text -> its words joined by spaces: a SQuAD context repeats for every question, and
+    # normalising it once is enough (one string per text, not a list of word objects)
+    joined: dict[str, str] = {}
+
+    def task_words():
+        for task, text in pairs:
+            ws = joined.get(text)
+            if ws is None:
+                ws = joined[text] = " ".join(normalized_words(text))
+            yield task, ws.split(" ") if ws else []
+
+    return TaskNgramIndex.build(task_words(), n, min_words)
 
 
 def frequent_ngrams(counts: Mapping[str, int], min_count: int = 10) -> frozenset[str]:
@@ -144,32 +160,21 @@ def frequent_ngrams(counts: Mapping[str, int], min_count: int = 10) -> frozenset
 
 
 def find_matches(
-    text: str, index: dict[str, str], ignore: frozenset[str] | set[str] = frozenset()
+    text: str, index: TaskNgramIndex | Mapping[str, str], ignore: frozenset[str] | set[str] = frozenset()
 ) -> list[Match]:
-    """All occurrences in ``text`` of indexed n-grams not in ``ignore``, in text order."""
-    if not index:
+    """All occurrences in ``text`` of indexed n-grams not in ``ignore``, in text order.
+
+    ``text`` is a normalised document (the pipeline normalises before this stage); ``index``
+    a ``TaskNgramIndex`` (a plain ``{ngram: task}`` mapping is indexed on every call)."""
+    if not isinstance(index, TaskNgramIndex):
+        index = TaskNgramIndex.from_ngrams(index)
+    if not len(index):
         return []
-    if isinstance(index, TaskNgramIndex):
-        lengths, heads = index.lengths, index.heads
-    else:
-        lengths = {k.count(" ") + 1 for k in index}
-        heads = {" ".join(k.split(" ")[:2]) for k in index}
-    words = words_with_offsets(text)
-    tokens = [w for w, _, _ in words]
-    matches = []
-    # Positions whose first two words start some indexed n-gram; only there is an n-gram joined.
-    if min(lengths) < 2:  # one-word n-grams (min_task_words=1): no two-word head to test
-        starts = list(range(len(tokens)))
-    else:
-        starts = [i for i in range(len(tokens) - 1) if tokens[i] + " " + tokens[i + 1] in heads]
-    for n in sorted(lengths):
-        for i in starts:
-            if i + n > len(tokens):
-                break
-            ngram = " ".join(tokens[i : i + n])
-            task = index.get(ngram)
-            if task is not None and ngram not in ignore:
-                matches.append(Match(words[i][1], words[i + n - 1][2], ngram, task))
+    hits = [h for h in index.lookup(words(text)) if h[2] not in ignore]
+    if not hits:  # most documents: no offsets needed
+        return []
+    spans = [m.span() for m in _WORD_RE.finditer(text)]
+    matches = [Match(spans[i][0], spans[i + n - 1][1], ngram, task) for i, n, ngram, task in hits]
     matches.sort(key=lambda m: (m.start_char, m.end_char))
     return matches
 

@@ -202,7 +202,9 @@ class CurateConfig:
         if d.enabled and check_paths:
             for p in d.tasks:
                 p = p.get("path", "") if isinstance(p, dict) else p
-                if not _matches(p):
+                from pipelines.task_files import source_exists  # files and save_to_disk folders
+
+                if not source_exists(p):
                     raise ConfigError(f"decontamination.tasks: {p!r} matches no file")
         if d.enabled:
             from curation.eval_tasks import task_source

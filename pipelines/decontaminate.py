@@ -1,14 +1,20 @@
 """Downstream-task decontamination (MT-NLG's 13-gram rule, ``curation.decontamination``).
 
-Three passes, after dedup:
+A per-document transform, ``docs -> {kept, removed, cuts, contamination, tasks}``, after dedup:
 
-1. ``TaskNgrams``: task sources (``curation.eval_tasks``: JSONL/Parquet files or
-   ``datasets.save_to_disk`` folders, one adapter per task naming its text fields) ->
-   ``{ngram: task}`` as ONE element, used as a side input (millions of n-grams at most).
+1. The index: every worker process builds ``curation.ngram_index.TaskNgramIndex`` ONCE from
+   the task files (``curation.eval_tasks`` adapters; files and ``save_to_disk`` folders opened
+   through Beam's FileSystems by ``pipelines.task_files``, so they may be ``gs://`` or ``s3://``
+   URLs), shared by all its threads and DoFn instances
+   (``apache_beam.utils.shared.Shared``).  Nothing index-sized travels through the pipeline:
+   no side input, no shuffle.  Task texts are normalised exactly as documents are
+   (``normalized_words``).  Build time per worker: log line and the ``index_build_ms``
+   distribution.
 2. ``MatchFn`` + frequency guard: every document is scanned against the index.  Clean documents
    leave at once, untouched (byte-identical).  Matched documents go on with their matches, and
    every matched n-gram occurrence is counted over the whole corpus (``CombinePerKey(sum)``);
-   n-grams with ``>= frequent_ngram_count`` occurrences are common phrases (a side input).
+   n-grams with ``>= frequent_ngram_count`` occurrences are common phrases (a side input: only
+   the frequent matched n-grams, not the index).
 3. ``SplitFn``: matches of common n-grams are ignored; the rest are cut out of the document
    (``split_document``).  More than ``max_splits`` splits -> removed ``too_many_splits``; no
    piece long enough -> removed ``contaminated``.
@@ -17,88 +23,109 @@ Split documents and the accounting: the PARENT is the unit of accounting (one ro
 ``stats/documents.parquet``, outcome ``kept``, so read = kept + removed + dead_lettered still
 counts documents read).  Its pieces are records of their own: ``meta["pieces"]`` lists
 ``{"id": "<parent id>#p<k>", "chars": n}``, the parent's text is the pieces joined by a blank
-line, tokenization ends every piece with EOD (``split_pieces``), and ``piece_documents`` gives
-them as ``Document`` s with the parent's source.  What was cut out (and short pieces dropped) goes
+line, tokenization ends every piece with EOD (``curation.pieces``: ``split_pieces``,
+``piece_documents``).  What was cut out (and short pieces dropped) goes
 to ``removed/decontamination/cuts/`` with the task and the n-gram that matched; removed
 documents go to ``removed/decontamination/`` through the usual ``Removal`` path.
 """
 from __future__ import annotations
 
 import json
+import logging
+import time
 
 import apache_beam as beam
-from apache_beam.io.filesystem import CompressionTypes
-from apache_beam.io.filesystems import FileSystems
 
 from curation.decontamination import DecontaminationConfig, TaskNgramIndex
 from curation.document import Document, Removal
-from curation.eval_tasks import TaskSource, is_saved_dataset, task_source
+from curation.eval_tasks import task_source
+from curation.pieces import join_pieces
 from pipelines.common import REMOVED, count, with_changes, timed
+from pipelines.task_files import task_texts
 
 STAGE = "decontamination"
-PIECE_SEPARATOR = "\n\n"
 MATCHED, CUTS, EVENTS = "matched", "cuts", "events"
 
 
-def _source_texts(source: TaskSource):
-    """(task, text) pairs of one task source.  Files go through Beam's FileSystems (so
-    ``gs://`` works); ``save_to_disk`` folders, which a file match does not list, are local."""
-    from curation.eval_tasks import read_task_texts, rows_from_bytes, texts_from_rows
+class TaskIndex:
+    """The task n-gram index of one ``Decontaminate``, built at most once per worker process.
 
-    matched = sorted(FileSystems.match([source.path])[0].metadata_list, key=lambda m: m.path)
-    if not matched or any(is_saved_dataset(m.path) for m in matched):
-        yield from read_task_texts(source)
-        return
-    for meta in matched:
-        # raw bytes: rows_from_bytes decides on .gz itself (AUTO would decompress twice)
-        with FileSystems.open(meta.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            data = f.read()
-        yield from texts_from_rows(source, meta.path, rows_from_bytes(meta.path, data))
+    Pickles as the task sources and the rule (a few hundred bytes); ``acquire`` builds the
+    index from the task files on first use in a process and hands every later caller (other
+    threads, other DoFn instances of the stage) the same object."""
 
+    def __init__(self, tasks: list, rule: DecontaminationConfig) -> None:
+        from apache_beam.utils.shared import Shared
 
-class TaskNgrams(beam.PTransform):
-    """task sources -> ``{"index": one {ngram: task} element, "ngrams": (task, n) per task}``."""
-
-    def __init__(self, tasks: list, rule: DecontaminationConfig, label: str | None = None):
-        super().__init__(label)
         self.sources, self.rule = [task_source(t) for t in tasks], rule
+        self._shared = Shared()
 
-    def expand(self, pbegin):
-        from curation.decontamination import task_ngrams
+    def acquire(self) -> tuple[TaskNgramIndex, float | None]:
+        """``(index, seconds it took to build)``; seconds is None when it was built before."""
+        built: list[float] = []
 
-        n, min_words = self.rule.ngram_words, self.rule.min_task_words
-        pairs = (
-            pbegin
-            | "TaskSources" >> beam.Create(self.sources)
-            | "TaskTexts" >> beam.FlatMap(_source_texts)
-            | "TaskNgrams" >> beam.FlatMap(lambda tt: [(g, tt[0]) for g in task_ngrams(tt[1], n, min_words)])
-            # An n-gram in several tasks is attributed to one, the same in every run.
-            | "OneTaskPerNgram" >> beam.CombinePerKey(min)
-        )
-        index = (pairs
-                 | "ToDict" >> beam.combiners.ToDict()
-                 | "ToIndex" >> beam.Map(TaskNgramIndex))
-        per_task = (pairs | "Task" >> beam.Values() | "NgramsPerTask" >> beam.combiners.Count.PerElement())
-        return {"index": index, "ngrams": per_task}
+        def build() -> TaskNgramIndex:
+            from curation.decontamination import build_task_ngrams
+
+            t0 = time.perf_counter()
+            index = build_task_ngrams(task_texts(self.sources), self.rule.ngram_words, self.rule.min_task_words)
+            built.append(time.perf_counter() - t0)
+            logging.info("decontamination: index of %s n-grams from %d tasks (%.1f MB) built in %.1f s",
+                         f"{len(index):,}", len(index.tasks), index.nbytes / 2**20, built[0])
+            return index
+
+        index = self._shared.acquire(build)
+        return index, (built[0] if built else None)
+
+
+def _report_build(seconds: float | None) -> None:
+    if seconds is not None:
+        beam.metrics.Metrics.distribution(STAGE, "index_build_ms").update(int(seconds * 1000))
+
+
+class TaskNgramCountsFn(beam.DoFn):
+    """One element in -> ``(task, distinct n-grams attributed to it)`` per task."""
+
+    def __init__(self, index: TaskIndex) -> None:
+        self.index = index
+
+    def process(self, _):
+        index, seconds = self.index.acquire()
+        _report_build(seconds)
+        yield from sorted(index.ngrams_per_task().items())
 
 
 class MatchFn(beam.DoFn):
     """Clean documents to the main output unchanged; ``(doc, matches)`` to ``matched``;
-    ``(ngram, occurrences)`` to ``counts`` for the frequency guard."""
+    ``((ngram, task), occurrences)`` to ``counts`` for the frequency guard."""
+
+    def __init__(self, index: TaskIndex) -> None:
+        self.index = index
+        self._index, self._built = None, None
+
+    def setup(self) -> None:
+        self._index, self._built = self.index.acquire()
+
+    def start_bundle(self) -> None:  # metrics count inside a bundle, not in setup
+        _report_build(self._built)
+        self._built = None
 
     @timed("decontamination")
-    def process(self, doc: Document, index: dict):
+    def process(self, doc: Document):
         from curation.decontamination import find_matches
 
-        matches = find_matches(doc.text, index)
+        if self._index is None:
+            self.setup()
+            self.start_bundle()
+        matches = find_matches(doc.text, self._index)
         if not matches:
             yield doc
             return
-        occurrences: dict[str, int] = {}
+        occurrences: dict[tuple[str, str], int] = {}
         for m in matches:
-            occurrences[m.ngram] = occurrences.get(m.ngram, 0) + 1
-        for ngram, n in sorted(occurrences.items()):
-            yield beam.pvalue.TaggedOutput("counts", (ngram, n))
+            occurrences[m.ngram, m.task] = occurrences.get((m.ngram, m.task), 0) + 1
+        for key, n in sorted(occurrences.items()):
+            yield beam.pvalue.TaggedOutput("counts", (key, n))
         yield beam.pvalue.TaggedOutput(MATCHED, (doc, matches))
 
 
@@ -159,33 +186,8 @@ class SplitFn(beam.DoFn):
         count(STAGE, doc.source, "split")
         yield beam.pvalue.TaggedOutput(EVENTS, (task, doc.source, "split", "documents_split", 1))
         yield beam.pvalue.TaggedOutput(EVENTS, (task, doc.source, "", "pieces_dropped", info["pieces_dropped"]))
-        meta["pieces"] = [{"id": f"{doc.id}#p{k}", "chars": len(p)} for k, p in enumerate(pieces)]
-        yield with_changes(doc, text=PIECE_SEPARATOR.join(pieces), meta=meta)
-
-
-def split_pieces(doc: Document) -> list[str]:
-    """The pieces a decontaminated document is tokenized as (the whole text if never split)."""
-    pieces = doc.meta.get("pieces") if doc.meta else None
-    if not pieces:
-        return [doc.text]
-    out, pos = [], 0
-    for p in pieces:
-        n = p["chars"] if isinstance(p, dict) else int(p)
-        out.append(doc.text[pos:pos + n])
-        pos += n + len(PIECE_SEPARATOR)
-    return out
-
-
-def piece_documents(doc: Document) -> list[Document]:
-    """A split document's pieces as documents: id ``<parent id>#p<k>``, the parent's source,
-    ``meta`` with ``parent`` and ``piece``.  An unsplit document is returned as itself."""
-    pieces = doc.meta.get("pieces") if doc.meta else None
-    if not pieces:
-        return [doc]
-    base = {k: v for k, v in doc.meta.items() if k != "pieces"}
-    return [with_changes(doc, id=p["id"], text=text, meta={**base, "parent": doc.id, "piece": k},
-                         tokens=None)
-            for k, (p, text) in enumerate(zip(pieces, split_pieces(doc)))]
+        text, meta["pieces"] = join_pieces(doc.id, pieces)
+        yield with_changes(doc, text=text, meta=meta)
 
 
 def _task_row(task: str, metrics) -> dict:
@@ -209,17 +211,19 @@ class Decontaminate(beam.PTransform):
         self.tasks, self.rule = list(tasks), rule
 
     def expand(self, docs):
-        idx = docs.pipeline | "TaskIndex" >> TaskNgrams(self.tasks, self.rule)
-        index = beam.pvalue.AsSingleton(idx["index"])
-        scanned = docs | "Match" >> beam.ParDo(MatchFn(), index).with_outputs("counts", MATCHED, main="clean")
+        index = TaskIndex(self.tasks, self.rule)
+        ngrams = (docs.pipeline
+                  | "TaskIndexStats" >> beam.Create([None])
+                  | "NgramsPerTask" >> beam.ParDo(TaskNgramCountsFn(index)))
+        scanned = docs | "Match" >> beam.ParDo(MatchFn(index)).with_outputs("counts", MATCHED, main="clean")
         threshold = self.rule.frequent_ngram_count
-        common = (
+        common = (  # (ngram, task) of the n-grams matched >= threshold times in the corpus
             scanned.counts
             | "OccurrencesPerNgram" >> beam.CombinePerKey(sum)
             | "Common" >> beam.Filter(lambda kv: kv[1] >= threshold)
             | "CommonNgram" >> beam.Keys()
         )
-        common_list = common | "CommonList" >> beam.combiners.ToList()
+        common_list = common | "CommonText" >> beam.Map(lambda key: key[0]) | "CommonList" >> beam.combiners.ToList()
         out = scanned[MATCHED] | "Split" >> beam.ParDo(
             SplitFn(self.rule), beam.pvalue.AsSingleton(common_list)
         ).with_outputs(REMOVED, CUTS, EVENTS, main="kept")
@@ -233,10 +237,9 @@ class Decontaminate(beam.PTransform):
             | "DocsPerTask" >> beam.CombinePerKey(sum)
             | "ContaminationRows" >> beam.MapTuple(
                 lambda k, n: {"task": k[0], "source": k[1], "action": k[2], "documents": n}))
-        frequent = (common
-                    | "FrequentTask" >> beam.Map(lambda g, index: (index.get(g, ""), ("frequent_ngrams", 1)), index))
+        frequent = common | "FrequentTask" >> beam.Map(lambda key: (key[1], ("frequent_ngrams", 1)))
         metrics = [
-            idx["ngrams"] | "NgramMetric" >> beam.MapTuple(lambda t, n: (t, ("ngrams", n))),
+            ngrams | "NgramMetric" >> beam.MapTuple(lambda t, n: (t, ("ngrams", n))),
             frequent,
             events | "EventMetric" >> beam.Map(lambda e: (e[0], (e[3], e[4]))),
         ]

@@ -13,7 +13,7 @@ import apache_beam as beam
 from curation.document import Document, Removal
 from curation.tokenizer import load_tokenizer
 from pipelines.common import REMOVED, count, with_changes, timed
-from pipelines.decontaminate import split_pieces
+from curation.pieces import split_pieces
 
 
 class TokenizeBatchFn(beam.DoFn):

@@ -323,8 +323,8 @@ def load_plain_model(path: str, device: str | torch.device = "cpu",
     (``mtnlg eval``) and export; returns the model in eval mode."""
     from training.model import GPT, GPTConfig
 
-    read_checksums(path)
-    verify_files(path, read_checksums(path), sorted(read_checksums(path)))
+    sums = read_checksums(path)
+    verify_files(path, sums, sorted(sums))
     meta = read_checkpoint_config(path)
     with torch.device("meta"):
         model = GPT(GPTConfig(**meta["_model_config"]))

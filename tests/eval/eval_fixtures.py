@@ -8,9 +8,11 @@ GPT2_TOKENIZER = {"path": "gpt2", "sha256": "0" * 64, "vocab_size": 50257, "eod_
 SEQ = 32
 # 2 layers x hidden 32 with a 128-token window: the task prompts of RACE / BoolQ are longer, so
 # left truncation is exercised too.
-BASE = dict(model="tiny", model_overrides={"hidden": 32, "n_heads": 2}, seq_length=SEQ,
-            global_batch_size=2, micro_batch_size=2, train_steps=2, lr=3e-3, warmup_tokens=0,
-            decay_tokens=10**6, dtype="float32", seed=1234, checkpoint_interval=0)
+BASE = {"model.name": "tiny", "model.overrides": {"hidden": 32, "n_heads": 2},
+        "model.seq_length": SEQ, "model.dtype": "float32", "schedule.global_batch_size": 2,
+        "schedule.micro_batch_size": 2, "schedule.train_steps": 2, "optimizer.lr": 3e-3,
+        "schedule.warmup_tokens": 0, "schedule.decay_tokens": 10**6, "seed": 1234,
+        "checkpoint.interval": 0}
 
 
 def make_checkpoint(out_dir: str, **overrides) -> str:
@@ -19,7 +21,7 @@ def make_checkpoint(out_dir: str, **overrides) -> str:
     from training.config import TrainConfig
     from training.trainer import Trainer
 
-    cfg = TrainConfig(**{**BASE, "output_dir": out_dir, **overrides})
+    cfg = TrainConfig.from_settings({**BASE, "logging.output_dir": out_dir, **overrides})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, vocab_size=50257), GPT2_TOKENIZER)
     trainer.train()
     return trainer.checkpoint_path()

@@ -27,30 +27,28 @@ def per_task(results, keys=("acc", "acc_norm", "ppl", "acc_stderr", "n")):
 def test_tp2_checkpoint_scores_as_its_tp1_reload_and_2_processes_as_1(tmp_path):
     from training.trainer import Trainer
 
-    # tp 2 (2 processes): vocabulary 50257 padded to 50432 rows (a multiple of 128 x tp)
+    # tp 2 (2 processes): vocabulary 50257 padded to 50304 rows (a multiple of 128 at every tp)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
                     "--nproc-per-node=2", os.path.join(HERE, "tp_worker.py"), str(tmp_path / "tp2"),
-                    json.dumps({"tp": 2})], check=True, env=env, timeout=300)
+                    json.dumps({"parallelism.tp": 2})], check=True, env=env, timeout=300)
     tp2 = str(tmp_path / "tp2" / "checkpoints" / "step-00000002")
     assert json.load(open(os.path.join(tp2, "config.json")))["_tp"] == 2
 
-    # its tp 1 reload through the trainer. Today's padding depends on tp (50304 rows at tp 1),
-    # so the trainer can reload it at tp 1 only with the same padded size: vocab_multiple 256.
+    # its tp 1 reload through the trainer (the padded vocabulary does not depend on tp)
     from eval_fixtures import BASE, GPT2_TOKENIZER, SEQ
     from training.config import TrainConfig
     from training_fixtures import RepeatedDataset
-    cfg = TrainConfig(**{**BASE, "output_dir": str(tmp_path / "tp1"),
-                         "model_overrides": {"hidden": 32, "n_heads": 2, "vocab_multiple": 256}})
+    cfg = TrainConfig.from_settings({**BASE, "logging.output_dir": str(tmp_path / "tp1")})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, vocab_size=50257), GPT2_TOKENIZER)
     trainer.load_checkpoint(tp2)
-    reload = trainer.save_checkpoint(str(tmp_path / "tp1" / "reloaded"))
+    reload = trainer.save_checkpoint()  # tp1/checkpoints/step-00000002
     assert json.load(open(os.path.join(reload, "config.json")))["_tp"] == 1
 
     a = run_eval([tp2], tmp_path / "a.json")
     b = run_eval([reload], tmp_path / "b.json")
     assert a["checkpoints"][0]["saved_layout"]["tp"] == 2
-    assert a["checkpoints"][0]["model"]["padded_vocab_rows"] == 50432
+    assert a["checkpoints"][0]["model"]["padded_vocab_rows"] == 50304
     assert per_task(a) == per_task(b)  # same weights, same real vocabulary: identical numbers
     assert a["checkpoints"][0]["consumed_tokens"] == b["checkpoints"][0]["consumed_tokens"] == 128
 
@@ -72,7 +70,7 @@ def test_tp2_checkpoint_scores_as_its_tp1_reload_and_2_processes_as_1(tmp_path):
 def test_several_checkpoints_make_a_curve_and_a_report(tmp_path):
     from eval_fixtures import make_checkpoint
 
-    make_checkpoint(str(tmp_path / "run"), train_steps=2, checkpoint_interval=1)
+    make_checkpoint(str(tmp_path / "run"), **{"schedule.train_steps": 2, "checkpoint.interval": 1})
     out = run_eval([str(tmp_path / "run" / "checkpoints")], tmp_path / "eval.json",
                    "--report", str(tmp_path / "eval.html"), "--shots", "1")
     steps = [(e["step"], e["consumed_tokens"]) for e in out["checkpoints"]]

@@ -6,12 +6,16 @@ import json
 import os
 
 import apache_beam as beam
+from apache_beam.internal import pickler
+from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing.util import assert_that, equal_to
 
 from curation.decontamination import DecontaminationConfig
 from curation.document import Document
-from pipelines.decontaminate import Decontaminate, piece_documents, split_pieces
+from curation.pieces import piece_documents, split_pieces
+from pipelines.decontaminate import Decontaminate, MatchFn, TaskIndex
 from pipeline_fixtures import english
+from task_bucket import TaskBucket
 
 SAMPLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "data_manifests", "eval_tasks", "sample")
 
@@ -114,3 +118,29 @@ def test_ten_splits_kept_eleven_removed(pipeline, tmp_path):
                     equal_to([("s/10", 10)]), label="kept")
         assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.reason, r.detail["task"], r.detail["splits"])),
                     equal_to([("s/11", "too_many_splits", "race", 11)]), label="removed")
+
+
+def test_index_built_once_per_worker_from_task_urls(tmp_path):
+    """Task files are URLs read through FileSystems by the worker; the index is built once per
+    process (one build, one read of each file) and never travels with the DoFn."""
+    (tmp_path / "tasks").mkdir()
+    _write_task(tmp_path / "tasks", "squad_v2", [p for _, p in _passages()])
+    TaskBucket.use(tmp_path)
+    tasks = ["taskbucket://tasks/*.jsonl"]
+    passages = _passages()
+    planted = [_planted(i, p) for i, (_, p) in enumerate(passages[:6])]
+    clean = [Document(f"wiki/{i}", "wikipedia", english(500 + i, 300)) for i in range(30)]
+
+    p = beam.Pipeline(runner="FnApiRunner")
+    out = p | beam.Create(planted + clean, reshuffle=False) | Decontaminate(tasks, DecontaminationConfig())
+    assert_that(out["kept"] | beam.Filter(lambda d: not d.meta) | beam.Map(lambda d: d.id),
+                equal_to([d.id for d in clean]), label="clean")
+    assert_that(out["contamination"] | beam.Map(lambda r: (r["task"], r["documents"])),
+                equal_to([("squad_v2", len(planted))]), label="contamination")
+    result = p.run()
+    result.wait_until_finish()
+    builds = result.metrics().query(MetricsFilter().with_name("index_build_ms"))["distributions"]
+    assert sum(b.committed.count for b in builds) == 1
+    assert TaskBucket.opened == ["taskbucket://tasks/squad_v2.jsonl"]
+    # what ships with the stage is the task list and the rule, not the index
+    assert len(pickler.dumps(MatchFn(TaskIndex(tasks, DecontaminationConfig())))) < 4000

@@ -11,7 +11,8 @@ from curation.language import LanguageConfig
 from pipelines.common import ApplyFilter
 from pipelines.components import ConnectedComponents, NotConvergedError
 from pipelines.config import FuzzyDedupConfig, InputSpec
-from pipelines.decontaminate import Decontaminate, split_pieces
+from curation.pieces import split_pieces
+from pipelines.decontaminate import Decontaminate
 from pipelines.dedup import ExactDedup
 from pipelines.filters import HeuristicsFn, LanguageFn, Normalize
 from pipelines.fuzzy import FuzzyDedup

@@ -1,12 +1,10 @@
 """Load a trainer checkpoint (any dp x pp x tp layout) as one plain model for evaluation.
 
-``load_checkpoint_model`` is the ONE place evaluation reads checkpoints. Today it reuses
-``training.hf_export.load_plain_model`` (a ``torch.distributed.checkpoint`` read of every tensor,
-by its plain-model name, into ``GPT(cfg, tp=<saved tp>)`` on CPU without a process group), then
-drops the embedding rows that only exist for tensor-parallel padding: the logits cover exactly
-``model.vocab_size`` ids, whatever tp saved the checkpoint. MERGE NOTE: when the trainer gains
-its verified loader (checksum manifest checked before any load, vocab padding independent of
-tp), replace the body of ``_plain_model`` with that call; nothing else here changes.
+``load_checkpoint_model`` is the ONE place evaluation reads checkpoints. It uses the trainer's
+``training.checkpoint.load_plain_model`` (the checkpoint's ``checksums.json`` verified before
+anything is unpickled, then a ``torch.distributed.checkpoint`` read of every tensor by its
+plain-model name, on CPU without a process group), then drops the embedding rows that only exist
+for padding: the logits cover exactly ``model.vocab_size`` ids, whatever layout saved it.
 
 The tokenizer is not stored in a checkpoint; it comes from, in order: ``tokenizer=`` (a
 ``tokenizer.json`` or a folder), the ``manifest=`` the run trained on (its recorded tokenizer,
@@ -72,7 +70,7 @@ def read_checkpoint_meta(checkpoint: str) -> dict[str, Any]:
 
 
 def _plain_model(checkpoint: str):
-    from training.hf_export import load_plain_model
+    from training.checkpoint import load_plain_model
 
     return load_plain_model(checkpoint)
 
