@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mtnlg: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module_name, func_name, _ = COMMANDS[command]
+    from pipelines.cli_options import console_logging
+
+    console_logging()  # before the command imports Beam: short WARNING lines, no import noise
     func = getattr(importlib.import_module(module_name), func_name)
     result = func(rest)
     return int(result or 0)

@@ -1,9 +1,9 @@
 """`mtnlg train`: train a GPT on a blend manifest, or print a memory plan.
 
     # one process
-    mtnlg train --manifest RUN/manifest.json --config training/configs/demo.yaml --output runs/demo
+    mtnlg train --manifest RUN/manifest.json --config demo --output runs/demo
     # two data-parallel processes on CPU (gloo); relaunches itself through torchrun
-    mtnlg train --manifest RUN/manifest.json --config training/configs/demo.yaml --nproc 2
+    mtnlg train --manifest RUN/manifest.json --config demo --nproc 2
     # on a cluster, let the cluster's torchrun start the ranks (NCCL on GPUs)
     torchrun --nnodes 280 --nproc-per-node 8 ... -m training.launch --manifest M --tp 8 --pp 35
     # memory per device for MT-NLG 530B at tensor 8 x pipeline 35
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtnlg train", description=head, epilog=examples,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--manifest", help="blend manifest JSON (from `mtnlg blend`)")
-    p.add_argument("--config", help="training config YAML (TrainConfig fields)")
+    p.add_argument("--config", help="training config: a shipped name (demo) or a YAML path (TrainConfig fields)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="NAME=VALUE",
                    help="override a config setting; repeatable")
     p.add_argument("--dp", type=int, help="data-parallel degree (-1: infer)")
@@ -55,7 +55,9 @@ def resolve_config(args: argparse.Namespace):
             overrides[setting] = getattr(args, flag)
     if args.steps is not None:
         overrides.update(train_steps=args.steps, train_tokens=None)
-    return TrainConfig.from_yaml(args.config, overrides)
+    from mtnlg.resources import config_path
+
+    return TrainConfig.from_yaml(config_path("train", args.config), overrides)
 
 
 def relaunch_with_torchrun(argv: list[str], nproc: int) -> int:
