@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from blending.manifest import Manifest, ManifestError, build_manifest, megatron_data_path
+from blending.build import build_manifest
+from blending.manifest import Manifest, ManifestError, megatron_data_path
 from blending.spec import BlendSpecError, load_blend_spec, plan_table
 from mtnlg.resources import config_path
 

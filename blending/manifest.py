@@ -1,7 +1,7 @@
 """The blend manifest: the exact shards, weights, epochs and tokenizer a training run uses.
 
-``build_manifest`` joins a blend spec with one or more curated RUN directories and writes
-``manifest.json`` (atomically, same inputs → same bytes)::
+``blending.build.build_manifest`` joins a blend spec with one or more curated RUN directories
+and writes ``manifest.json`` (atomically, same inputs → same bytes)::
 
     {"format_version": 1,
      "blend": {"name", "spec", "train_tokens", "dataset_tokens", "epoch_cap"},
@@ -111,21 +111,6 @@ class Manifest:
             if s.name == name:
                 return s
         raise KeyError(f"manifest has no source {name!r}")
-
-
-def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
-                   epoch_cap: float | None = None) -> Manifest:
-    """Collect shards for every spec source from ``run_dirs``, compute epochs, write ``output``.
-
-    A source's shards are ``RUN/shards/<dir>/*.idx`` where ``<dir>`` matches its name,
-    display name or an alias ignoring case and punctuation; runs are taken in the given
-    order, shards sorted by name. Errors (``ManifestError``): a weighted source with no
-    shards, a run without run.json, runs made with different tokenizers. ``epoch_cap``
-    overrides the spec's warning threshold; warnings land in ``Manifest.warnings``.
-    """
-    from blending.build import build_manifest as _build  # RUN discovery lives there
-
-    return _build(spec, run_dirs, output, epoch_cap)
 
 
 # --- serialization ----------------------------------------------------------------------------
