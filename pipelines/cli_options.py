@@ -77,12 +77,31 @@ def check_beam_args(args: list[str]) -> None:
                           f"pipeline option){hint}")
 
 
+# S3Options -> the environment variables boto3 reads when it is given no explicit setting.
+_S3_ENV = {"s3_endpoint_url": "AWS_ENDPOINT_URL_S3", "s3_access_key_id": "AWS_ACCESS_KEY_ID",
+           "s3_secret_access_key": "AWS_SECRET_ACCESS_KEY", "s3_session_token": "AWS_SESSION_TOKEN",
+           "s3_region_name": "AWS_DEFAULT_REGION"}
+
+
 def use_filesystem_options(options) -> None:
     """Let the driver's own FileSystems calls (config checks, staging, run.json) use the job's
-    options, e.g. ``--s3_endpoint_url`` and credentials, before the pipeline runs."""
+    options, e.g. ``--s3_endpoint_url`` and credentials, before the pipeline runs.
+
+    Beam hands pipeline options to the FileSystems of SDK workers only where the worker is
+    started by ``sdk_worker_main`` with them (Dataflow, container images); the local
+    FnApiRunner's worker subprocesses and a worker pool's harnesses start with none, and their
+    boto3 client would go to AWS.  So the S3 settings are also exported as the environment
+    variables boto3 reads (``AWS_ENDPOINT_URL_S3``, ``AWS_ACCESS_KEY_ID``, ...), which the
+    worker subprocesses this process starts inherit.  Variables already set are kept."""
     from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import S3Options
 
     FileSystems.set_options(options)
+    s3 = options.view_as(S3Options)
+    for option, env in _S3_ENV.items():
+        value = getattr(s3, option, None)
+        if value and not os.environ.get(env):
+            os.environ[env] = str(value)
 
 
 # -- logging ------------------------------------------------------------------------------------
