@@ -28,7 +28,7 @@ demo: $(STAMP)
 	$(BIN)/mtnlg demo --workdir $(DEMO_DIR)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR)

@@ -15,6 +15,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "curate": ("pipelines.curate", "run", "run the Beam curation job: read, clean, filter, dedup, decontaminate, tokenize, shard"),
     "quality": ("curation.quality_cli", "main", "train and evaluate the fastText quality classifier (train | eval)"),
     "tokenizer": ("mtnlg.cli", "tokenizer_main", "train a byte-level BPE tokenizer on curated text (train)"),
+    "stage": ("pipelines.stage_run", "main", "copy a curated RUN from object storage to a local folder, verifying shard checksums"),
     "blend": ("blending.cli", "main", "join a blend spec with curated runs into a training manifest"),
     "train": ("training.launch", "main", "train the bundled GPT from a blend manifest (torchrun, dp x pp x tp)"),
     "dashboard": ("mtnlg.dashboard", "main", "render a self-contained HTML dashboard of one or two runs"),

@@ -101,7 +101,7 @@ def config_path(kind: str, value: str, flag: str = "--config") -> str:
     configs of ``kind``.  ``ResourceError`` names the flag and lists what ships."""
     if "://" in value and not is_package_ref(value):
         return value
-    if os.path.exists(value):
+    if os.path.isfile(value):
         return value
     if is_package_ref(value):
         return local_path(value)

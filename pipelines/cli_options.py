@@ -77,6 +77,14 @@ def check_beam_args(args: list[str]) -> None:
                           f"pipeline option){hint}")
 
 
+def pipeline_options_for_io(args: list[str]):
+    """Checked ``PipelineOptions`` for a command that only uses Beam's FileSystems (``stage``)."""
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    check_beam_args(args)
+    return PipelineOptions(list(args))
+
+
 # S3Options -> the environment variables boto3 reads when it is given no explicit setting.
 _S3_ENV = {"s3_endpoint_url": "AWS_ENDPOINT_URL_S3", "s3_access_key_id": "AWS_ACCESS_KEY_ID",
            "s3_secret_access_key": "AWS_SECRET_ACCESS_KEY", "s3_session_token": "AWS_SESSION_TOKEN",

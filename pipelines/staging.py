@@ -123,13 +123,13 @@ def _match(pattern: str) -> list:
 
 
 def _stage_url(url: str, sha256: str | None) -> str:
-    exact = [m for m in _match(url) if m.path.rstrip("/") == url.rstrip("/")]
-    if exact:
-        return _stage_file(url, sha256)
-    members = [m.path for m in _match(_folder_glob(url))]
+    # A folder first: some filesystems (local, HDFS) also match a folder's own path.
     prefix = url.rstrip("/") + "/"
-    files = sorted(p for p in members if "/" not in p[len(prefix):].strip("/"))
+    members = [m.path for m in _match(_folder_glob(url))]
+    files = sorted(p for p in members if p.startswith(prefix) and "/" not in p[len(prefix):])
     if not files:
+        if any(m.path.rstrip("/") == url.rstrip("/") for m in _match(url)):
+            return _stage_file(url, sha256)
         raise StagingError(f"{url!r} matches no file or folder")
     staged = {posixpath.basename(p): _stage_file(p, None) for p in files}
     # The folder's cache entry is keyed by its members' checksums: same files, same folder.
