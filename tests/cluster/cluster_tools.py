@@ -89,7 +89,7 @@ class Installed:
 
     def command(self, argv: list[str]) -> list[str]:
         """``argv`` inside a new mount namespace in which the checkout is an empty folder."""
-        script = 'mount --bind "$0" "$1" && shift 2 && exec "$@"'
+        script = 'mount --bind "$0" "$1" && shift && exec "$@"'
         return ["unshare", "-m", "--propagation", "private", "sh", "-c", script,
                 str(self.hide), str(REPO), *argv]
 
