@@ -25,7 +25,8 @@ def _invoke_runner(self):
     self.set_state(beam_job_api_pb2.JobState.RUNNING)
     options = self.pipeline_options()
     runner = fn_runner.FnApiRunner(provision_info=self._provision_info)
-    runner._num_workers = max(1, options.view_as(DirectOptions).direct_num_workers or 1)
+    # Options arrive from the job API as strings.
+    runner._num_workers = max(1, int(options.view_as(DirectOptions).direct_num_workers or 1))
     return runner.run_via_runner_api(self._pipeline_proto, options)
 
 
