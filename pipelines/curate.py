@@ -121,7 +121,7 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     p = argparse.ArgumentParser(prog="mtnlg curate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=True,
-                   help="source config: a shipped name (demo, mtnlg) or a YAML path/URL")
+                   help="source config: a shipped name (demo, mtnlg) or a local YAML path")
     p.add_argument("--output", required=True, help="RUN directory (local path, s3://, gs://...)")
     p.add_argument("--input-root", default=None,
                    help="root of relative input paths (default: the config's input_root, else its folder)")
