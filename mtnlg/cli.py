@@ -22,6 +22,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("mtnlg.demo", "main", "all of the above on the embedded sample corpus, end to end"),
 }
 
+# Commands that run Beam: their terminal logging is set up before Beam is imported (the others,
+# e.g. train, configure their own logging).
+BEAM_COMMANDS = ("curate", "stage")
+
 
 def _usage() -> str:
     width = max(len(name) for name in COMMANDS)
@@ -63,9 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mtnlg: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module_name, func_name, _ = COMMANDS[command]
-    from pipelines.cli_options import console_logging
+    if command in BEAM_COMMANDS:
+        from pipelines.cli_options import console_logging
 
-    console_logging()  # before the command imports Beam: short WARNING lines, no import noise
+        console_logging()  # before the command imports Beam: short WARNING lines, no import noise
     func = getattr(importlib.import_module(module_name), func_name)
     result = func(rest)
     return int(result or 0)

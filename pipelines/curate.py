@@ -247,4 +247,5 @@ def _counter_rows(result) -> list[dict]:
 
 
 if __name__ == "__main__":
+    cli_options.console_logging()
     sys.exit(run())

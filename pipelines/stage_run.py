@@ -196,4 +196,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    from pipelines.cli_options import console_logging
+
+    console_logging()
     sys.exit(main())
