@@ -12,6 +12,7 @@ PYTEST_ARGS ?=
 
 venv: $(STAMP)
 
+# Everything: the base (curation worker) set plus [train] (torch), [aws] (s3://), [hf] and [dev].
 # torch first, pinned: on a CPU machine a bare `torch` requirement would pull a multi-GB CUDA
 # build; 2.13.0 resolves to the CPU wheel here. Where the system Python already has torch
 # (GPU machines), the venv sees it through --system-site-packages and keeps it.
@@ -20,14 +21,14 @@ $(STAMP): pyproject.toml
 	  $(PYTHON) -m venv --system-site-packages $(VENV); else $(PYTHON) -m venv $(VENV); fi; }
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "torch==2.13.0"
-	$(BIN)/python -m pip install -q -e ".[dev,eval]"
+	$(BIN)/python -m pip install -q -e ".[train,aws,hf,dev,eval]"
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/mtnlg demo --workdir $(DEMO_DIR)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR)

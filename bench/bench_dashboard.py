@@ -26,10 +26,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dashboard"))  # test tooling
 
 from curation.document import STAGES  # noqa: E402
 from mtnlg.dashboard import build_dashboard  # noqa: E402
-from mtnlg.dashboard.chromium import Chromium  # noqa: E402
+from chromium_driver import Chromium  # noqa: E402
 
 REMOVALS = [("language", "wrong_language"), ("heuristics", "too_few_words"), ("heuristics", "symbol_ratio"),
             ("quality", "low_quality"), ("exact_dedup", "duplicate"), ("fuzzy_dedup", "near_duplicate"),

@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from blending.indexed_dataset import IndexedDatasetWriter  # noqa: E402
-from blending.manifest import build_manifest  # noqa: E402
+from blending.build import build_manifest  # noqa: E402
 from blending.sampling import BlendedDataset  # noqa: E402
 from blending.spec import blend_spec_from_dict  # noqa: E402
 

@@ -16,9 +16,10 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "dashboard"))  # test tooling
 
 from mtnlg.dashboard import build_dashboard  # noqa: E402
-from mtnlg.dashboard.chromium import Chromium  # noqa: E402
+from chromium_driver import Chromium  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 
 - ``blending.indexed_dataset``: ``IndexedDatasetWriter`` / ``IndexedDataset`` (.bin/.idx pairs)
 - ``blending.spec``: ``load_blend_spec`` → ``BlendSpec`` (YAML in data_manifests/blends)
-- ``blending.manifest``: ``build_manifest`` / ``load_manifest`` / ``verify_tokenizer``
+- ``blending.build``: ``build_manifest`` (RUN discovery, epochs) -> ``blending.manifest``
+- ``blending.manifest``: ``Manifest``, ``load_manifest`` / ``verify_tokenizer``
 - ``blending.sampling``: ``BlendedDataset`` (Megatron's greedy blend over GPT samples)
 - ``blending.blend_index``: the greedy blend index, exact and vectorized (parallel in time)
 - ``blending.sample_index``: one source's document/sample/shuffle indices from lengths alone

@@ -1,7 +1,7 @@
 """Building a manifest: find each blend source's shards in curated RUN directories.
 
-``blending.manifest.build_manifest`` is the public entry point; this module holds the RUN
-discovery (run.json tokenizer, shard folders matched to sources) and the epoch arithmetic.
+``build_manifest`` is the public entry point: the RUN discovery (run.json tokenizer, shard
+folders matched to sources) and the epoch arithmetic; ``blending.manifest`` holds the format.
 """
 from __future__ import annotations
 
@@ -72,7 +72,14 @@ def _keys(s: SourceSpec) -> set[str]:
 
 def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
                    epoch_cap: float | None = None) -> Manifest:
-    """See ``blending.manifest.build_manifest``."""
+    """Collect shards for every spec source from ``run_dirs``, compute epochs, write ``output``.
+
+    A source's shards are ``RUN/shards/<dir>/*.idx`` where ``<dir>`` matches its name,
+    display name or an alias ignoring case and punctuation; runs are taken in the given
+    order, shards sorted by name. Errors (``ManifestError``): a weighted source with no
+    shards, a run without run.json, runs made with different tokenizers. ``epoch_cap``
+    overrides the spec's warning threshold; warnings land in ``Manifest.warnings``.
+    """
     if not run_dirs:
         raise ManifestError("at least one --run directory is needed")
     cap = spec.epoch_cap if epoch_cap is None else float(epoch_cap)
@@ -134,6 +141,7 @@ def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
         tokenizer=tokenizer, sources=tuple(sources), dataset_tokens=spec.dataset_tokens,
         spec_path=os.path.abspath(spec.path) if spec.path else None,
         runs=tuple(os.path.abspath(r) for r in run_dirs), warnings=tuple(warnings),
-        path=os.path.abspath(output))
+        path=os.path.abspath(output),
+        split=tuple(spec.split) if spec.split is not None else None)  # the held-out split
     write_manifest(manifest, output)
     return manifest

@@ -3,10 +3,10 @@
 Examples::
 
     # what the MT-NLG 530B blend means at paper scale (spec only)
-    python -m blending.cli --spec data_manifests/blends/mtnlg-530b.yaml --plan
+    mtnlg blend --spec mtnlg-530b --plan
 
     # a manifest over one or more curated runs, plus Megatron-LM's --data-path string
-    python -m blending.cli --spec data_manifests/blends/demo.yaml \\
+    mtnlg blend --spec demo \\
         --run demo_run/run --output demo_run/manifest.json --format megatron
 """
 from __future__ import annotations
@@ -14,8 +14,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from blending.manifest import Manifest, ManifestError, build_manifest, megatron_data_path
+from blending.build import build_manifest
+from blending.manifest import Manifest, ManifestError, megatron_data_path
 from blending.spec import BlendSpecError, load_blend_spec, plan_table
+from mtnlg.resources import config_path
 
 
 def build_parser(prog: str = "mtnlg blend") -> argparse.ArgumentParser:
@@ -28,7 +30,7 @@ def build_parser(prog: str = "mtnlg blend") -> argparse.ArgumentParser:
                "cap is reported as a warning, not an error.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--spec", required=True, metavar="SPEC",
-                   help="blend spec YAML, e.g. data_manifests/blends/mtnlg-530b.yaml")
+                   help="blend spec: a shipped name (demo, mtnlg-530b) or a YAML path")
     p.add_argument("--run", action="append", default=[], metavar="RUN",
                    help="curated run directory (from `mtnlg curate`); repeat for several runs. "
                         "Shards are read from RUN/shards/<source>/*.idx, the tokenizer from "
@@ -88,7 +90,7 @@ def realized_table(manifest: Manifest, samples: int) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        spec = load_blend_spec(args.spec)
+        spec = load_blend_spec(config_path("blends", args.spec, "--spec"))
         if args.plan:
             print(plan_table(spec))
             return 0

@@ -1,7 +1,7 @@
 """The blend manifest: the exact shards, weights, epochs and tokenizer a training run uses.
 
-``build_manifest`` joins a blend spec with one or more curated RUN directories and writes
-``manifest.json`` (atomically, same inputs → same bytes)::
+``blending.build.build_manifest`` joins a blend spec with one or more curated RUN directories
+and writes ``manifest.json`` (atomically, same inputs → same bytes)::
 
     {"format_version": 1,
      "blend": {"name", "spec", "train_tokens", "dataset_tokens", "epoch_cap",
@@ -139,27 +139,6 @@ def split_bounds(weights, n: int) -> list[int]:
         bounds.append(bounds[-1] + int(round(w / total * float(n))))
     diff = bounds[-1] - n
     return [bounds[0]] + [b - diff for b in bounds[1:]]
-
-
-def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
-                   epoch_cap: float | None = None) -> Manifest:
-    """Collect shards for every spec source from ``run_dirs``, compute epochs, write ``output``.
-
-    A source's shards are ``RUN/shards/<dir>/*.idx`` where ``<dir>`` matches its name,
-    display name or an alias ignoring case and punctuation; runs are taken in the given
-    order, shards sorted by name. Errors (``ManifestError``): a weighted source with no
-    shards, a run without run.json, runs made with different tokenizers. ``epoch_cap``
-    overrides the spec's warning threshold; warnings land in ``Manifest.warnings``.
-    """
-    import dataclasses
-
-    from blending.build import build_manifest as _build  # RUN discovery lives there
-
-    manifest = _build(spec, run_dirs, output, epoch_cap)
-    if spec.split is not None:  # the held-out split travels with the manifest
-        manifest = dataclasses.replace(manifest, split=tuple(spec.split))
-        write_manifest(manifest, output)
-    return manifest
 
 
 # --- serialization ----------------------------------------------------------------------------

@@ -1,8 +1,8 @@
-"""Language identification with fastText's lid.176 model (the compressed .ftz bundled in
-data_manifests/models/, see its README for origin and licence), loaded lazily once per process so the identifier pickles cheaply."""
+"""Language identification with fastText's lid.176 model (the compressed .ftz shipped in the
+package as ``pkg://data_manifests/models/lid.176.ftz``, see its README for origin and licence),
+loaded lazily once per process so the identifier pickles cheaply."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from curation.document import FilterResult
@@ -10,12 +10,13 @@ from curation.lazy_model import LazyModel
 
 
 def bundled_model_path() -> str:
-    """Path of the ``lid.176.ftz`` shipped in ``data_manifests/models/``."""
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "data_manifests", "models", "lid.176.ftz")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"language model not found at {path}; set language.model_path")
-    return path
+    """Path of the ``lid.176.ftz`` shipped with this process's installation of the package."""
+    from mtnlg import resources
+
+    try:
+        return resources.local_path(resources.LANGUAGE_MODEL)
+    except resources.ResourceError as e:
+        raise FileNotFoundError(f"{e}; set language.model_path") from None
 
 
 @dataclass
@@ -30,7 +31,8 @@ class LanguageConfig:
     majority, and 0.65 removes most mixed-language and boilerplate-heavy pages while keeping
     short clean English (the compressed .ftz model scores clean English sentences > 0.8)."""
     model_path: str | None = None
-    """lid.176 model file; None uses data_manifests/models/lid.176.ftz."""
+    """lid.176 model: a local path, a Beam FileSystems URL (``s3://...``, staged once per
+    worker process) or ``pkg://...``; None uses the shipped ``lid.176.ftz``."""
     max_chars: int = 10_000
     """Only the first this-many characters are classified: fastText averages word vectors, so a
     long prefix gives the same answer and bounds the cost on book-length documents."""
@@ -58,7 +60,10 @@ class LanguageIdentifier(LazyModel):
             import fasttext
 
             # fasttext prints a deprecation warning to stderr on load_model; harmless.
-            self._model = fasttext.load_model(self.model_path or bundled_model_path())
+            from mtnlg.resources import local_path
+
+            path = local_path(self.model_path) if self.model_path else bundled_model_path()
+            self._model = fasttext.load_model(path)
         return self._model
 
     def predict(self, text: str) -> tuple[str, float]:

@@ -1,6 +1,6 @@
 """`mtnlg quality train|eval`: train the quality classifier and measure it.
 
-    mtnlg quality train --config data_manifests/quality/demo.yaml --input-root SAMPLE --output OUT
+    mtnlg quality train --config demo --input-root SAMPLE --output OUT
     mtnlg quality eval --model OUT/model.bin [--heldout OUT/heldout.jsonl.gz] [--run RUN]
 
 ``train`` writes OUT/model.bin, OUT/heldout.jsonl.gz, OUT/model_card.json and OUT/MODEL_CARD.md
@@ -19,6 +19,7 @@ import sys
 
 from curation.quality import QualityModelError, QualityScorer, file_sha256
 from curation.quality_eval import binary_metrics, histogram_rows
+from mtnlg.resources import ResourceError, config_path
 from curation.quality_train import (TrainConfigError, build_examples, load_train_config,
                                     model_card, read_heldout, train_model, write_heldout)
 
@@ -32,6 +33,10 @@ def evaluate(model_path: str, examples, threshold: float = 0.5) -> dict:
 
 def train(config: str, output: str, input_root: str | None = None) -> dict:
     """Build the labelled set, train, evaluate on the held-out split, write the outputs."""
+    try:
+        config = config_path("quality", config)  # a shipped name (demo) or a path
+    except ResourceError as e:
+        raise TrainConfigError(str(e)) from None
     cfg = load_train_config(config, input_root)
     split, data = build_examples(cfg)
     os.makedirs(output, exist_ok=True)
@@ -114,7 +119,8 @@ def _parse(argv):
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="build the labelled set, train fastText, write model + card")
-    t.add_argument("--config", required=True, help="training config (data_manifests/quality/)")
+    t.add_argument("--config", required=True,
+                   help="training config: a shipped name (demo) or a YAML path")
     t.add_argument("--output", required=True, help="folder for model.bin, heldout, model card")
     t.add_argument("--input-root", default=None, help="root of relative input globs")
     e = sub.add_parser("eval", help="precision/recall/F1/ROC-AUC + histograms on the held-out split")

@@ -1,15 +1,19 @@
 """GPT-2 byte-level BPE tokenization with HuggingFace ``tokenizers``.
 
 MT-NLG used the GPT-2 vocabulary (50257 tokens, ``<|endoftext|>`` = 50256 separates
-documents). The original GPT-2 ``vocab.json``/``merges.txt`` ship in
-``data_manifests/tokenizers/gpt2`` together with a ``tokenizer.json`` built from them, so no
-download happens at run time.
+documents). The original GPT-2 ``vocab.json``/``merges.txt`` ship inside the package
+(``pkg://data_manifests/tokenizers/gpt2``, see ``mtnlg.resources``) together with a
+``tokenizer.json`` built from them, so no download happens at run time.
 
 ``load_tokenizer`` accepts any of:
 
 * a ``tokenizer.json`` file (any HF fast tokenizer),
 * a directory containing ``tokenizer.json``,
-* a directory containing ``vocab.json`` + ``merges.txt`` (GPT-2 style byte-level BPE).
+* a directory containing ``vocab.json`` + ``merges.txt`` (GPT-2 style byte-level BPE),
+
+each as a local path or a ``pkg://`` reference to a shipped tokenizer (resolved against the
+installation of the process that loads it; ``path`` keeps the reference).  Remote URLs are
+staged to a local copy by the caller (``pipelines.staging.local_copy``).
 
 A ``TextTokenizer`` pickles as its path and reloads lazily, so Beam can ship it to workers.
 """
@@ -21,14 +25,17 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from mtnlg import resources
+
 EOD_TOKEN = "<|endoftext|>"
 TOKENIZER_JSON = "tokenizer.json"
 VOCAB_JSON = "vocab.json"
 MERGES_TXT = "merges.txt"
 
-#: The bundled GPT-2 tokenizer directory (repository relative to this file).
-GPT2_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "data_manifests", "tokenizers", "gpt2")
+#: The shipped GPT-2 tokenizer: the reference configs and run records use, and its folder in
+#: this installation.
+GPT2 = resources.GPT2_TOKENIZER
+GPT2_DIR = resources.local_path(GPT2)
 
 
 def build_bpe_tokenizer(vocab_path: str, merges_path: str) -> Any:
@@ -65,13 +72,14 @@ def save_tokenizer_json(tok: Any, path: str) -> str:
 def _resolve(path: str) -> tuple[str, str | None, tuple[str, str] | None]:
     """(path, tokenizer.json file or None, (vocab, merges) or None) for a user path."""
     path = os.fspath(path)
-    if os.path.isfile(path):
-        return path, path, None
-    if os.path.isdir(path):
-        tj = os.path.join(path, TOKENIZER_JSON)
+    local = resources.local_path(path)  # a pkg:// reference -> this installation's folder
+    if os.path.isfile(local):
+        return path, local, None
+    if os.path.isdir(local):
+        tj = os.path.join(local, TOKENIZER_JSON)
         if os.path.isfile(tj):
             return path, tj, None
-        vocab, merges = os.path.join(path, VOCAB_JSON), os.path.join(path, MERGES_TXT)
+        vocab, merges = os.path.join(local, VOCAB_JSON), os.path.join(local, MERGES_TXT)
         if os.path.isfile(vocab) and os.path.isfile(merges):
             return path, None, (vocab, merges)
         raise FileNotFoundError(f"tokenizer directory {path!r} has neither {TOKENIZER_JSON} "
@@ -98,6 +106,8 @@ class TextTokenizer:
         if self._tok is None:
             from tokenizers import Tokenizer
 
+            if self._json_path is None and self._vocab_merges is None:  # unpickled: resolve here
+                _, self._json_path, self._vocab_merges = _resolve(self.path)
             if self._json_path is not None:
                 with open(self._json_path, "rb") as f:
                     data = f.read()
@@ -111,11 +121,13 @@ class TextTokenizer:
         return self._tok
 
     def __getstate__(self) -> dict:
-        return {"path": self.path, "_json_path": self._json_path,
-                "_vocab_merges": self._vocab_merges, "_sha256": self._sha256}
+        # Only the path as the user gave it travels: files are found again in the process that
+        # unpickles (a pkg:// reference resolves against that process's installation).
+        return {"path": self.path, "_sha256": self._sha256}
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
+        self._json_path = self._vocab_merges = None
         self._tok = None
 
     # -- facts -------------------------------------------------------------------------------

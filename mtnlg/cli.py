@@ -15,12 +15,17 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "curate": ("pipelines.curate", "run", "run the Beam curation job: read, clean, filter, dedup, decontaminate, tokenize, shard"),
     "quality": ("curation.quality_cli", "main", "train and evaluate the fastText quality classifier (train | eval)"),
     "tokenizer": ("mtnlg.cli", "tokenizer_main", "train a byte-level BPE tokenizer on curated text (train)"),
+    "stage": ("pipelines.stage_run", "main", "copy a curated RUN from object storage to a local folder, verifying shard checksums"),
     "blend": ("blending.cli", "main", "join a blend spec with curated runs into a training manifest"),
     "train": ("training.launch", "main", "train the bundled GPT from a blend manifest (torchrun, dp x pp x tp)"),
     "eval": ("training.eval.cli", "main", "zero/one/few-shot accuracy of trainer checkpoints (LAMBADA, PiQA, HellaSwag, ...)"),
     "dashboard": ("mtnlg.dashboard", "main", "render a self-contained HTML dashboard of one or two runs"),
     "demo": ("mtnlg.demo", "main", "all of the above on the embedded sample corpus, end to end"),
 }
+
+# Commands that run Beam: their terminal logging is set up before Beam is imported (the others,
+# e.g. train, configure their own logging).
+BEAM_COMMANDS = ("curate", "stage")
 
 
 def _usage() -> str:
@@ -63,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mtnlg: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
     module_name, func_name, _ = COMMANDS[command]
+    if command in BEAM_COMMANDS:
+        from pipelines.cli_options import console_logging
+
+        console_logging()  # before the command imports Beam: short WARNING lines, no import noise
     func = getattr(importlib.import_module(module_name), func_name)
     result = func(rest)
     return int(result or 0)

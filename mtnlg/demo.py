@@ -15,7 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-from mtnlg import paths
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -62,14 +61,14 @@ def main(argv: list[str] | None = None) -> int:
     quality = work / "quality"
     t = _step(f"quality train (fastText on curated vs raw Common Crawl text) -> {quality}")
     from curation import quality_cli
-    _check(quality_cli.main(["train", "--config", str(paths.DEMO_QUALITY_CONFIG),
+    _check(quality_cli.main(["train", "--config", "demo",
                              "--input-root", str(sample), "--output", str(quality)]), "quality train")
     timings["quality"] = time.perf_counter() - t
 
     t = _step(f"curate ({args.workers} Beam worker processes) -> {run}")
     from pipelines import curate
     _check(curate.run([
-        "--config", str(paths.DEMO_SOURCE_CONFIG), "--input-root", str(sample),
+        "--config", "demo", "--input-root", str(sample),
         "--quality-model", str(quality / "model.bin"),
         "--output", str(run), f"--direct_num_workers={args.workers}",
     ]), "curate")
@@ -77,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     t = _step(f"blend -> {manifest}")
     from blending import cli as blend_cli
-    _check(blend_cli.main(["--spec", str(paths.DEMO_BLEND_SPEC), "--run", str(run),
+    _check(blend_cli.main(["--spec", "demo", "--run", str(run),
                            "--output", str(manifest)]), "blend")
     timings["blend"] = time.perf_counter() - t
 
@@ -85,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_train:
         t = _step(f"train ({args.nproc} processes, torchrun, gloo) -> {train_dir}")
         from training import launch
-        train_args = ["--manifest", str(manifest), "--config", str(paths.DEMO_TRAIN_CONFIG),
+        train_args = ["--manifest", str(manifest), "--config", "demo",
                       "--nproc", str(args.nproc), "--output", str(train_dir)]
         if args.steps:
             train_args += ["--steps", str(args.steps)]

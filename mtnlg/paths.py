@@ -1,11 +1,14 @@
-"""Where the project's data files live (``data_manifests/``: configs, blends, tokenizers)."""
+"""Folders of the shipped data in THIS installation (not a checkout): kept for callers that
+join paths under ``data_manifests/``.  New code should use ``mtnlg.resources`` (``pkg://``
+references, which travel to workers, and shipped configs by name)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-DATA_MANIFESTS = REPO_ROOT / "data_manifests"
-DEMO_SOURCE_CONFIG = DATA_MANIFESTS / "sources" / "demo.yaml"
-DEMO_BLEND_SPEC = DATA_MANIFESTS / "blends" / "demo.yaml"
-DEMO_TRAIN_CONFIG = REPO_ROOT / "training" / "configs" / "demo.yaml"
-DEMO_QUALITY_CONFIG = DATA_MANIFESTS / "quality" / "demo.yaml"
+from mtnlg import resources
+
+DATA_MANIFESTS = Path(resources.local_path(resources.ref("data_manifests")))
+DEMO_SOURCE_CONFIG = Path(resources.config_path("sources", "demo"))
+DEMO_BLEND_SPEC = Path(resources.config_path("blends", "demo"))
+DEMO_QUALITY_CONFIG = Path(resources.config_path("quality", "demo"))
+DEMO_TRAIN_CONFIG = Path(resources.config_path("train", "demo"))

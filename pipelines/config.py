@@ -108,8 +108,10 @@ class DecontaminationStage:
 
 @dataclass
 class TokenizerConfig:
-    path: str = "../tokenizers/gpt2"
-    """Tokenizer folder, relative to the config file's folder unless absolute."""
+    path: str = "pkg://data_manifests/tokenizers/gpt2"
+    """Tokenizer folder or ``tokenizer.json``: ``pkg://...`` (shipped in the package, resolved
+    on each worker), a Beam FileSystems URL (staged once per worker), or a local path relative
+    to the config file's folder."""
     min_tokens: int = 128
     """Documents with fewer tokens (EOD included) are removed with reason ``too_few_tokens``."""
     batch_size: int = 64
@@ -217,13 +219,14 @@ class CurateConfig:
         unknown = [s for s in self.quality.sources if s not in SOURCE_BY_SLUG]
         if unknown:
             raise ConfigError(f"quality.sources: unknown source {unknown[0]!r}")
-        if (check_paths and self.quality.enabled and not _is_remote(self.quality.model_path)
-                and not os.path.isfile(self.quality.model_path)):
+        if check_paths and self.quality.enabled and not _exists(self.quality.model_path):
             raise ConfigError(f"quality.model_path: {self.quality.model_path!r} does not exist "
                               "(train one with `mtnlg quality train`)")
+        if check_paths and self.language.model_path and not _exists(self.language.model_path):
+            raise ConfigError(f"language.model_path: {self.language.model_path!r} does not exist")
         _positive("tokenizer.min_tokens", self.tokenizer.min_tokens)
         _positive("tokenizer.batch_size", self.tokenizer.batch_size)
-        if check_paths and not _is_remote(self.tokenizer.path) and not os.path.exists(self.tokenizer.path):
+        if check_paths and not _exists(self.tokenizer.path):
             raise ConfigError(f"tokenizer.path: {self.tokenizer.path!r} does not exist")
         _positive("shards.max_tokens_per_shard", self.shards.max_tokens_per_shard)
         for stage, sources in self.skip_sources.items():
@@ -259,6 +262,13 @@ def _matches(pattern: str) -> bool:
     except Exception:  # an unreachable or malformed location matches nothing
         return False
     return bool(result.metadata_list)
+
+
+def _exists(path: str) -> bool:
+    """A worker file (model, tokenizer) is there: local, ``pkg://`` or a FileSystems URL."""
+    from pipelines.staging import exists
+
+    return exists(path)
 
 
 def _positive(name: str, value: Any) -> None:
@@ -321,9 +331,13 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
     cfg.decontamination.tasks = [
         {**t, "path": _join(cfg.input_root, str(t.get("path", "")))} if isinstance(t, dict)
         else _join(cfg.input_root, t) for t in cfg.decontamination.tasks]
+    # Worker files relative to the config file's folder; pkg:// references and URLs stay as
+    # given, so each worker resolves them itself (pipelines/staging.py).
     cfg.tokenizer.path = _join(os.path.abspath(base_dir), cfg.tokenizer.path)
-    if cfg.quality.model_path:  # like the tokenizer: relative to the config file's folder
+    if cfg.quality.model_path:
         cfg.quality.model_path = _join(os.path.abspath(base_dir), cfg.quality.model_path)
+    if cfg.language.model_path:
+        cfg.language.model_path = _join(os.path.abspath(base_dir), cfg.language.model_path)
     return cfg.validate(check_paths=check_paths)
 
 

@@ -7,20 +7,17 @@ The output layout is docs/run-layout.md.
 
 Local (FnApiRunner, one worker process per core unless told otherwise)::
 
-    python -m pipelines.curate --config data_manifests/sources/demo.yaml \\
-        --input-root /tmp/sample --output /tmp/run [--direct_num_workers=2]
+    mtnlg curate --config demo --input-root /tmp/sample --output /tmp/run [--direct_num_workers=2]
 
 On a cluster, any Beam runner and its usual options::
 
-    python -m pipelines.curate --config data_manifests/sources/mtnlg.yaml \\
-        --output gs://BUCKET/runs/mtnlg --runner DataflowRunner --project P \\
+    mtnlg curate --config mtnlg --output gs://BUCKET/runs/mtnlg --runner DataflowRunner --project P \\
         --region us-central1 --temp_location gs://BUCKET/tmp --setup_file ./setup.py
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import logging
 import os
 import shutil
 import sys
@@ -41,8 +38,11 @@ from pipelines.fuzzy import FuzzyDedup
 from pipelines.quality import QualityFn
 from pipelines.read import ReadInputs
 from pipelines import report
-from pipelines.sinks import (WriteDeadLetters, WriteRemoved, WriteShards, is_remote, join,
-                             write_counters)
+from pipelines.sinks import (WriteDeadLetters, WriteRemoved, WriteShards, counters_rows,
+                             is_remote, join, write_counters)
+from pipelines import cli_options
+from pipelines.staging import StagingError, local_copy, sha256_of
+from mtnlg.resources import ResourceError, config_path
 from pipelines.stats import ReadCounts, StatsRows, WriteContaminationStats, WriteStats
 from pipelines.tokenize import Tokenize
 
@@ -51,7 +51,7 @@ SHARD_SCHEMA = pa.schema([
     ("documents", pa.int64()), ("tokens", pa.int64()), ("bin_sha256", pa.string()),
     ("idx_sha256", pa.string()),
 ])
-RUN_OUTPUTS = ("run.json", "documents", "shards", "removed", "dead_letter", "dedup", "stats")
+RUN_OUTPUTS = ("run.json", "documents", "shards", "removed", "dead_letter", "dedup", "stats", "logs")
 
 
 def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) -> None:
@@ -73,9 +73,7 @@ def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) ->
     removed.append(out["removed"])
     docs = out["kept"]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
-        from curation.quality import file_sha256
-
-        out = docs | "Quality" >> ApplyFilter(QualityFn(cfg.quality, file_sha256(cfg.quality.model_path)))
+        out = docs | "Quality" >> ApplyFilter(QualityFn(cfg.quality, sha256_of(cfg.quality.model_path)))
         removed.append(out["removed"])
         docs = out["kept"]
     if cfg.dedup.exact:
@@ -122,13 +120,15 @@ def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) ->
 def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     p = argparse.ArgumentParser(prog="mtnlg curate", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", required=True, help="source config YAML (data_manifests/sources/)")
-    p.add_argument("--output", required=True, help="RUN directory (local path or gs://...)")
+    p.add_argument("--config", required=True,
+                   help="source config: a shipped name (demo, mtnlg) or a local YAML path")
+    p.add_argument("--output", required=True, help="RUN directory (local path, s3://, gs://...)")
     p.add_argument("--input-root", default=None,
                    help="root of relative input paths (default: the config's input_root, else its folder)")
     p.add_argument("--quality-model", default=None,
                    help="fastText quality model (mtnlg quality train); sets quality.model_path "
                         "and turns the quality stage on")
+    cli_options.add_log_level(p)
     return p.parse_known_args(argv)
 
 
@@ -138,14 +138,15 @@ def _quality_model(cfg: CurateConfig, override: str | None) -> dict | None:
     from curation.quality import QualityModelError, model_info
 
     if override:
-        cfg.quality.model_path, cfg.quality.enabled = os.path.abspath(override), True
+        cfg.quality.model_path = override if is_remote(override) else os.path.abspath(override)
+        cfg.quality.enabled = True
     if not cfg.quality.enabled:
         return None
     try:
-        info = model_info(cfg.quality.model_path)
-    except QualityModelError as e:
+        info = {**model_info(local_copy(cfg.quality.model_path)), "path": cfg.quality.model_path}
+    except (QualityModelError, StagingError) as e:
         raise ConfigError(str(e)) from None
-    card = os.path.join(os.path.dirname(info["path"]), "model_card.json")
+    card = os.path.join(os.path.dirname(local_copy(info["path"])), "model_card.json")
     if os.path.exists(card):  # the held-out metrics travel with the run
         import json
 
@@ -157,7 +158,9 @@ def _quality_model(cfg: CurateConfig, override: str | None) -> dict | None:
 
 
 def pipeline_options(beam_args: list[str]) -> PipelineOptions:
-    """Beam options; without ``--runner``: FnApiRunner, multi-processing, one worker per core."""
+    """Beam options; without ``--runner``: FnApiRunner, multi-processing, one worker per core.
+    An argument that is no Beam option raises ``cli_options.OptionError`` naming it."""
+    cli_options.check_beam_args(beam_args)
     args = list(beam_args)
     if not any(a == "--runner" or a.startswith("--runner=") for a in args):
         args.append("--runner=FnApiRunner")
@@ -189,21 +192,26 @@ def run(argv: list[str] | None = None) -> int:
     args, beam_args = _parse(argv)
     run_dir = args.output if is_remote(args.output) else os.path.abspath(args.output)
     try:
-        cfg = load_config(args.config, input_root=args.input_root)
+        options = pipeline_options(beam_args)  # unknown options fail here, before any work
+        cli_options.use_filesystem_options(options)  # e.g. --s3_endpoint_url for the checks below
+        cfg = load_config(config_path("sources", args.config), input_root=args.input_root)
         quality = _quality_model(cfg, args.quality_model)  # before any input is read
+        from curation.tokenizer import load_tokenizer
+
+        tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
         prepare_output(run_dir)
-    except ConfigError as e:
+    except cli_options.OptionError as e:
+        print(f"mtnlg curate: {e}", file=sys.stderr)
+        return 2
+    except (ConfigError, ResourceError, StagingError) as e:
         print(f"mtnlg curate: config error: {e}", file=sys.stderr)
         return 2
-    from curation.tokenizer import load_tokenizer
-
-    tokenizer = load_tokenizer(cfg.tokenizer.path)
-    options = pipeline_options(beam_args)
     started, t0 = dt.datetime.now(dt.timezone.utc), time.perf_counter()
-    p = beam.Pipeline(options=options)
-    build(p, cfg, run_dir, tokenizer.vocab_size)
-    result = p.run()
-    result.wait_until_finish()
+    with cli_options.job_logging(run_dir, "curate", args.log_level) as log_path:
+        p = beam.Pipeline(options=options)
+        build(p, cfg, run_dir, tokenizer.vocab_size)
+        result = p.run()
+        result.wait_until_finish()
     write_counters(result, run_dir)  # Beam counters per stage/source/reason -> stats/counters.json
     wall = time.perf_counter() - t0
     stats = join(run_dir, "stats")
@@ -219,17 +227,25 @@ def run(argv: list[str] | None = None) -> int:
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "wall_seconds": round(wall, 3),
         "stage_seconds": stage_seconds(result),
-        "tokenizer": tokenizer.info(),
+        "tokenizer": {**tokenizer.info(), "path": cfg.tokenizer.path},  # as given: pkg://, URL
         "quality_model": quality,
         **acc,
         "accounting_ok": True,
     }
     path = report.write_run_json(run_dir, info)
+    print("\n".join(cli_options.stage_lines(_counter_rows(result), info["stage_seconds"])))
     print(report.table(acc["sources"]))
-    print(f"wrote {path} ({wall:.1f}s)")
+    print(f"wrote {path} ({wall:.1f}s); Beam's log: {log_path}")
     return 0
 
 
+def _counter_rows(result) -> list[dict]:
+    try:
+        return counters_rows(result)
+    except Exception:  # noqa: BLE001 - runners without metrics: no stage lines
+        return []
+
+
 if __name__ == "__main__":
-    logging.getLogger().setLevel(logging.WARNING)
+    cli_options.console_logging()
     sys.exit(run())

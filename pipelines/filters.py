@@ -10,9 +10,10 @@ from typing import Any
 import apache_beam as beam
 
 from curation.document import Document, FilterResult
-from curation.language import LanguageConfig, keep_language, make_identifier
+from curation.language import LanguageConfig, LanguageIdentifier, keep_language
 from curation.normalize import normalize_text
 from pipelines.common import FilterDoFn, count, with_changes, timed
+from pipelines.staging import local_copy, sha256_of
 
 
 class NormalizeFn(beam.DoFn):
@@ -25,16 +26,19 @@ class NormalizeFn(beam.DoFn):
 
 
 class LanguageFn(FilterDoFn):
-    """fastText lid.176; the model is loaded once per worker process (``setup``)."""
+    """fastText lid.176; the model is staged and loaded once per worker process (``setup``).
+    A configured model (path or URL) is pinned by its sha256 when the pipeline is built."""
 
     stage = "language"
 
     def __init__(self, cfg: LanguageConfig) -> None:
         self.cfg = cfg
+        self.model_sha256 = sha256_of(cfg.model_path) if cfg.model_path else None
         self._identifier = None
 
     def setup(self) -> None:
-        self._identifier = make_identifier(self.cfg)
+        path = local_copy(self.cfg.model_path, self.model_sha256) if self.cfg.model_path else None
+        self._identifier = LanguageIdentifier(path, self.cfg.max_chars)
 
     def check(self, doc: Document) -> tuple[Document, FilterResult]:
         if self._identifier is None:

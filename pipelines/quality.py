@@ -6,8 +6,9 @@ scored; every other document passes through unscored (``quality_score`` stays nu
 counted as ``quality/<source>/skipped``.  Removed documents go to ``removed/quality/`` with
 reason ``low_quality`` and ``detail = {score, rule, threshold | alpha}``.
 
-The model is loaded once per worker process (``DoFn.setup``), checked against the sha256 the
-driver recorded in ``run.json`` so every worker scores with the same model.
+The model (a local path or any FileSystems URL) is staged and loaded once per worker process
+(``DoFn.setup``), checked against the sha256 the driver recorded in ``run.json`` so every worker
+scores with the same model.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from apache_beam.metrics import Metrics
 from curation.document import Document, FilterResult
 from curation.quality import QualityConfig, QualityScorer, keep_quality
 from pipelines.common import NAMESPACE, FilterDoFn, with_changes
+from pipelines.staging import local_copy
 
 STAGE = "quality"
 
@@ -35,7 +37,9 @@ class QualityFn(FilterDoFn):
     def setup(self) -> None:
         # Scores as a distribution in thousandths (Beam distributions hold integers).
         self._scores = Metrics.distribution(NAMESPACE, "quality/score_x1000")
-        self._scorer = QualityScorer(self.cfg.model_path, self.cfg.max_chars, self.model_sha256)
+        # A model given by URL is staged once per process, verified against the driver's sha256.
+        path = local_copy(self.cfg.model_path, self.model_sha256)
+        self._scorer = QualityScorer(path, self.cfg.max_chars, self.model_sha256)
         self._scorer.load()  # fail at worker start, not on the first document
 
     def check(self, doc: Document) -> tuple[Document, FilterResult]:

@@ -12,6 +12,7 @@ import apache_beam as beam
 
 from curation.document import Document, Removal
 from curation.tokenizer import load_tokenizer
+from pipelines.staging import local_copy
 from pipelines.common import REMOVED, count, with_changes, timed
 from curation.pieces import split_pieces
 
@@ -19,10 +20,15 @@ from curation.pieces import split_pieces
 class TokenizeBatchFn(beam.DoFn):
     def __init__(self, tokenizer_path: str, min_tokens: int) -> None:
         self.tokenizer_path, self.min_tokens = tokenizer_path, min_tokens
+        # Pinned on the driver; workers stage the tokenizer (pkg://, URL or path) and check it.
+        self.tokenizer_sha256 = load_tokenizer(local_copy(tokenizer_path)).sha256
         self._tok = None
 
     def setup(self) -> None:
-        self._tok = load_tokenizer(self.tokenizer_path)
+        self._tok = load_tokenizer(local_copy(self.tokenizer_path))
+        if self._tok.sha256 != self.tokenizer_sha256:
+            raise ValueError(f"tokenizer {self.tokenizer_path!r} on this worker has sha256 "
+                             f"{self._tok.sha256}, the job was built with {self.tokenizer_sha256}")
 
     @timed("tokenize")
     def process(self, batch: list[Document]):

@@ -182,7 +182,13 @@ def once_per_node(what: str, work):
 def verify_manifest_tokenizer(manifest) -> None:
     """Refuse a manifest whose tokenizer file no longer matches what it records (sha256,
     vocab size, EOD id). A tokenizer path that does not exist here cannot be checked: warn."""
+    from mtnlg.resources import ResourceError, local_path
+
     path = manifest.tokenizer.path
+    try:
+        path = local_path(path) if path else path  # pkg://: the tokenizer shipped with this install
+    except ResourceError:
+        path = None
     if not path or not os.path.exists(path):
         log.warning("tokenizer %r recorded in the manifest is not on this machine; trusting its "
                     "recorded sha256/vocab size", path)

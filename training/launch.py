@@ -1,9 +1,9 @@
 """`mtnlg train`: train a GPT on a blend manifest, or print a memory plan.
 
     # one process
-    mtnlg train --manifest RUN/manifest.json --config training/configs/demo.yaml --output runs/demo
+    mtnlg train --manifest RUN/manifest.json --config demo --output runs/demo
     # two data-parallel processes on CPU (gloo); relaunches itself through torchrun
-    mtnlg train --manifest RUN/manifest.json --config training/configs/demo.yaml --nproc 2
+    mtnlg train --manifest RUN/manifest.json --config demo --nproc 2
     # on a cluster, let the cluster's torchrun start the ranks (NCCL on GPUs)
     torchrun --nnodes 280 --nproc-per-node 8 ... -m training.launch --manifest M \
         --config training/configs/mtnlg-530b.yaml
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="mtnlg train", description=head, epilog=examples,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--manifest", help="blend manifest JSON (from `mtnlg blend`)")
-    p.add_argument("--config", help="training config YAML (sections: model, optimizer, "
+    p.add_argument("--config", help="training config: a shipped name (demo, mtnlg-530b) or a YAML path (sections: model, optimizer, "
                                     "schedule, parallelism, data, validation, checkpoint, logging)")
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.FIELD=VALUE", help="override a config setting; repeatable")
@@ -70,7 +70,10 @@ def resolve_config(args: argparse.Namespace):
             overrides[setting] = getattr(args, flag)
     if args.steps is not None:
         overrides.update({"schedule.train_steps": args.steps, "schedule.train_tokens": None})
-    return TrainConfig.from_yaml(args.config, overrides)
+    from mtnlg.resources import config_path
+
+    path = config_path("train", args.config) if args.config else None
+    return TrainConfig.from_yaml(path, overrides)
 
 
 def relaunch_with_torchrun(argv: list[str], nproc: int, env: dict | None = None) -> int:
@@ -178,6 +181,7 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from blending.manifest import ManifestError
     from training.checkpoint import CheckpointError
+    from mtnlg.resources import ResourceError
     from training.config import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -187,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv, args)
     except ConfigError as e:
         return _fail(f"config error: {e}")
-    except (ManifestError, CheckpointError) as e:  # each message names the file
+    except (ManifestError, CheckpointError, ResourceError) as e:  # each names the file
         return _fail(str(e))
 
 

@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 
 from blending.index_cache import cache_key
-from blending.manifest import build_manifest
+from blending.build import build_manifest
 from blending.sampling import BlendedDataset
 from blending.spec import blend_spec_from_dict
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from blending.cli import summary_table
-from blending.manifest import (ManifestError, build_manifest, load_manifest, megatron_data_path,
-                               verify_tokenizer)
+from blending.build import build_manifest
+from blending.manifest import ManifestError, load_manifest, megatron_data_path, verify_tokenizer
 
 from blend_fixtures import FAKE_TOKENIZER, make_run, random_docs
 

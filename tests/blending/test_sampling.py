@@ -3,7 +3,7 @@ import pickle
 import numpy as np
 import pytest
 
-from blending.manifest import build_manifest
+from blending.build import build_manifest
 from blending.sampling import BlendedDataset, GPTSampleIndex, blend_indices
 from blending.spec import blend_spec_from_dict
 

@@ -142,7 +142,7 @@ def _ensure_chromium() -> str | None:
     import shutil
     import subprocess
 
-    from mtnlg.dashboard.chromium import find_chromium
+    from chromium_driver import find_chromium
 
     found = find_chromium()
     if found or os.environ.get("MTNLG_NO_APT") or os.geteuid() != 0 or not shutil.which("apt-get"):
@@ -157,7 +157,7 @@ def _ensure_chromium() -> str | None:
 @pytest.fixture(scope="session")
 def browser():
     """One headless Chromium for the whole session (a launch costs about half a second)."""
-    from mtnlg.dashboard.chromium import BrowserError, Chromium
+    from chromium_driver import BrowserError, Chromium
 
     path = _ensure_chromium()
     if path is None:

@@ -59,8 +59,10 @@ def test_invalid_settings_are_named(tmp_path, corpus, overrides, setting):
 
 
 def test_demo_config_parses_without_inputs(tmp_path):
-    from mtnlg.paths import DEMO_SOURCE_CONFIG
+    from mtnlg.resources import config_path, local_path
 
-    cfg = load_config(str(DEMO_SOURCE_CONFIG), input_root=str(tmp_path), check_paths=False)
+    cfg = load_config(config_path("sources", "demo"), input_root=str(tmp_path), check_paths=False)
     assert {s.reader for s in cfg.inputs} == {"pile", "warc", "realnews", "cc_stories"}
-    assert cfg.tokenizer.min_tokens == 128 and os.path.isdir(cfg.tokenizer.path)
+    # The shipped tokenizer travels as a package reference, resolved on each worker.
+    assert cfg.tokenizer.path == "pkg://data_manifests/tokenizers/gpt2"
+    assert cfg.tokenizer.min_tokens == 128 and os.path.isdir(local_path(cfg.tokenizer.path))

@@ -1,0 +1,146 @@
+"""Helpers of the cluster-shaped tests (fixtures in conftest.py).
+
+Cluster-shaped tests: the project as its users run it, an INSTALLED package, no checkout.
+
+One session builds the sdist (as Beam's ``--setup_file`` does: ``python setup.py sdist``) and
+the wheel, installs the wheel with the base dependencies (+ ``[aws]``: Beam's S3 filesystem)
+into a fresh virtualenv in a temporary folder, and runs every command from that venv with a
+clean environment (no PYTHONPATH, cwd outside the checkout) inside a mount namespace where the
+checkout is an empty folder (``unshare -m`` + a bind mount): a worker that needed a file of the
+source tree would fail here.
+
+Dependencies come from a wheelhouse downloaded once per machine from the package registry
+(``~/.cache/mtnlg/wheelhouse/<hash of the requirements>``, pip's own cache is not kept on
+these machines) and are installed with ``--no-index``: the first session pays the download,
+later ones install offline in about a minute.  Every service (moto, Beam's job service and
+worker pool) listens on 127.0.0.1 and is stopped by its PID.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+EXTRAS = "aws"  # a curation worker that reads s3://; no torch
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, proc: subprocess.Popen, what: str, timeout: float = 90) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with code {proc.returncode}")
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        time.sleep(0.3)
+    raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within {timeout}s")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop a service started by a test, and its children (its own process group), by PID."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=20)
+
+
+@dataclass
+class Installed:
+    """A virtualenv holding the installed wheel, and how to run commands from it."""
+
+    venv: Path
+    wheel: Path
+    sdist: Path
+    hide: Path  # an empty folder bind-mounted over the checkout
+    home: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.venv / "bin"
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {"PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home),
+               "LANG": "C.UTF-8", "MTNLG_STAGING_DIR": str(self.home / "staging")}
+        env.update(extra)
+        return env
+
+    def command(self, argv: list[str]) -> list[str]:
+        """``argv`` inside a new mount namespace in which the checkout is an empty folder."""
+        script = 'mount --bind "$0" "$1" && shift && exec "$@"'
+        return ["unshare", "-m", "--propagation", "private", "sh", "-c", script,
+                str(self.hide), str(REPO), *argv]
+
+    def run(self, argv: list[str], cwd: Path, timeout: float = 600, **env: str):
+        proc = subprocess.run(self.command(argv), cwd=cwd, env=self.env(**env), timeout=timeout,
+                              capture_output=True, text=True)
+        return proc
+
+    def popen(self, argv: list[str], cwd: Path, log: Path, **env: str) -> subprocess.Popen:
+        out = open(log, "w")
+        return subprocess.Popen(self.command(argv), cwd=cwd, env=self.env(**env), stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def _build_dist(out: Path) -> tuple[Path, Path]:
+    """sdist exactly as Beam's stager builds it for --setup_file, and the wheel."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(REPO, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
+            ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", "demo_run", ".pytest_cache"))
+        subprocess.run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", str(out)],
+                       cwd=tmp, check=True, capture_output=True)
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                        "--no-build-isolation", "-w", str(out), "."],
+                       cwd=tmp, check=True, capture_output=True)
+    return next(out.glob("*.tar.gz")), next(out.glob("*.whl"))
+
+
+def _requirements(wheel: Path) -> list[str]:
+    with zipfile.ZipFile(wheel) as z:
+        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        lines = z.read(meta).decode().splitlines()
+    return sorted(line for line in lines if line.startswith("Requires-Dist:"))
+
+
+def _wheelhouse(wheel: Path) -> Path:
+    """The dependencies' wheels, downloaded once per machine and requirement set."""
+    key = hashlib.sha256("\n".join(_requirements(wheel) + [EXTRAS]).encode()).hexdigest()[:16]
+    root = Path(os.environ.get("MTNLG_WHEELHOUSE") or Path.home() / ".cache" / "mtnlg" / "wheelhouse")
+    house = root / key
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (house / ".complete").exists():
+            tmp = root / f".tmp-{key}-{os.getpid()}"
+            shutil.rmtree(tmp, ignore_errors=True)
+            # pip wheel (not download): packages published as sdists are built once here, so
+            # the --no-index install below needs no build tools from the registry.
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(tmp),
+                            f"{wheel}[{EXTRAS}]"], check=True, capture_output=True, timeout=1800)
+            (tmp / wheel.name).unlink(missing_ok=True)
+            (tmp / ".complete").touch()
+            shutil.rmtree(house, ignore_errors=True)
+            tmp.rename(house)
+    return house

@@ -1,0 +1,53 @@
+"""pipelines.cli_options: unknown Beam options fail by name; one progress line per stage."""
+from __future__ import annotations
+
+import pytest
+
+from pipelines import cli_options
+
+
+@pytest.mark.parametrize("args", [
+    [], ["--direct_num_workers", "2"], ["--runner=PortableRunner", "--job_endpoint", "localhost:1"],
+    ["--s3_endpoint_url", "http://127.0.0.1:9", "--environment_type", "EXTERNAL"],
+    ["--setup_file", "./setup.py", "--sdk_worker_parallelism", "2"],
+])
+def test_known_beam_options_pass(args):
+    cli_options.check_beam_args(args)
+
+
+@pytest.mark.parametrize("args,name,hint", [
+    (["--direct_num_worker", "2"], "--direct_num_worker", "--direct_num_workers"),
+    (["--direct_num_worker=2"], "--direct_num_worker", "--direct_num_workers"),
+    (["--runnr", "DataflowRunner"], "--runnr", "--runner"),
+    (["--zqxw"], "--zqxw", None),
+])
+def test_unknown_option_is_an_error_naming_it(args, name, hint):
+    with pytest.raises(cli_options.OptionError) as e:
+        cli_options.check_beam_args(args)
+    assert str(e.value).startswith(f"{name}: unknown option")
+    assert (f"did you mean {hint}?" in str(e.value)) if hint else "did you mean" not in str(e.value)
+
+
+def test_curate_refuses_a_typo_before_reading_anything(tmp_path, capsys):
+    from pipelines import curate
+
+    rc = curate.run(["--config", "demo", "--output", str(tmp_path / "run"),
+                     "--direct_num_worker", "2"])
+    assert rc == 2 and "--direct_num_worker: unknown option" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_stage_lines_one_per_stage_in_pipeline_order():
+    rows = [{"stage": "tokenize", "outcome": "kept", "value": 5},
+            {"stage": "tokenize", "outcome": "tokens", "value": 900},
+            {"stage": "read", "outcome": "read", "value": 9},
+            {"stage": "read", "outcome": "dead_letter", "value": 1},
+            {"stage": "language", "outcome": "kept", "value": 6},
+            {"stage": "language", "outcome": "skipped", "value": 1},
+            {"stage": "language", "outcome": "removed", "value": 2}]
+    lines = cli_options.stage_lines(rows, {"language": 1.25})
+    assert [line.split()[0] for line in lines] == ["read", "language", "tokenize"]
+    assert "10 in" in lines[0] and "1 dead-lettered" in lines[0]
+    assert "9 in" in lines[1] and "7 out" in lines[1] and "2 removed" in lines[1]
+    assert "1.2s" in lines[1] and "skipped 1" in lines[1]
+    assert "tokens 900" in lines[2]
