@@ -66,7 +66,17 @@ def file_problem(path: str) -> str | None:
 
 def id_path(path: str, root: str | None) -> str:
     """``path`` relative to ``root`` with ``/`` separators; a path outside the root (or with no
-    root) keeps its full form, so two files never get the same id path."""
+    root) keeps its full form, so two files never get the same id path.  Bytes of a local file
+    name that are not UTF-8 are spelled ``\\xNN`` so the id stays encodable (the planner
+    refuses the freak case where that spelling collides with another file's name)."""
+    rel = _relative(path, root)
+    try:
+        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that is not an escaped byte
+        return rel.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _relative(path: str, root: str | None) -> str:
     if root:
         if is_remote(root) or is_remote(path):
             prefix = root.rstrip("/") + "/"
