@@ -23,7 +23,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterator
 
-from warcio.archiveiterator import ArchiveIterator
+from warcio.archiveiterator import WARCIterator
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 SCAN_CHUNK = 1 << 20
@@ -103,8 +103,12 @@ def resync(fileobj: BinaryIO, start: int, gz: bool) -> int | None:
         tail, pos = buf[-(len(magic) - 1):], pos + len(chunk)
 
 
-class _ArchiveIterator(ArchiveIterator):
-    INC_RECORD = ""  # warcio prints a warning per bad Content-Length; it becomes a dead letter
+class _WarcIterator(WARCIterator):
+    """WARC only: an iterator started fresh on damaged bytes must fail exactly as a running one
+    does, so it may not fall back to guessing the ARC format (random bytes can parse as an ARC
+    header line).  warcio's warning per bad Content-Length is silenced: it is a dead letter."""
+
+    INC_RECORD = ""
 
 
 def _read_block(stream, keep: int) -> tuple[bytes, int]:
@@ -133,7 +137,7 @@ def warc_entries(fileobj: BinaryIO, file_name: str, offset: int = 0, number: int
     pos = offset
     while pos is not None:
         fileobj.seek(pos)
-        it = _ArchiveIterator(fileobj, check_digests=False)
+        it = _WarcIterator(fileobj, check_digests=False)
         records = iter(it)
         pending: WarcEntry | None = None  # yielded once the next record shows its framing
         failure: tuple[int, BaseException] | None = None
