@@ -87,6 +87,16 @@ def _route(rec, path: str, name: str) -> Iterator:
         raise TypeError(f"reader yielded {type(rec).__name__}")
 
 
+def _path_element(path: str) -> bytes:
+    """Paths travel between steps as bytes: a local file name may hold bytes that are not
+    UTF-8 (Python keeps them as surrogate escapes), which Beam's str coder cannot encode."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def _element_path(element: bytes | str) -> str:
+    return element.decode("utf-8", "surrogateescape") if isinstance(element, bytes) else element
+
+
 def _printable(text: str) -> str:
     """``text`` encodable as UTF-8: undecodable file-name bytes (surrogate escapes) spelled out."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -111,7 +121,8 @@ class ReadFileFn(beam.DoFn):
         self.input_root = input_root
 
     @timed("read")
-    def process(self, path: str) -> Iterator:
+    def process(self, element: bytes) -> Iterator:
+        path = _element_path(element)
         source = self.spec.source or "pile_other"
         problem = file_problem(path)  # before opening: a FIFO would block here forever
         if problem is not None:
@@ -134,9 +145,10 @@ class PlanWarcRangesFn(beam.DoFn):
     def __init__(self, records_per_range: int = WARC_RECORDS_PER_RANGE) -> None:
         self.records_per_range = records_per_range
 
-    def process(self, path: str) -> Iterator:
+    def process(self, element: bytes) -> Iterator:
         from curation.readers import WarcRange, plan_warc_ranges
 
+        path = _element_path(element)
         ranges = [WarcRange(path, 0, 0, None)]  # unopenable: one whole-file range reports it
         if file_problem(path) is None:
             try:
@@ -196,10 +208,10 @@ class ReadInputs(beam.PTransform):
         matched = (pbegin
                    | "Patterns" >> beam.Create(self.spec.paths)
                    | "Match" >> fileio.MatchAll(EmptyMatchTreatment.ALLOW)
-                   | "Paths" >> beam.Map(lambda m: m.path))
+                   | "Paths" >> beam.Map(lambda m: _path_element(m.path)))
         # Beam's local match skips what it cannot stat; those become dead letters, not losses.
         unstattable = sorted({p for pattern in self.spec.paths for p in unstattable_matches(pattern)})
-        extra = pbegin | "Unstattable" >> beam.Create(unstattable)
+        extra = pbegin | "Unstattable" >> beam.Create([_path_element(p) for p in unstattable])
         files = (matched, extra) | "AllPaths" >> beam.Flatten() | "SpreadFiles" >> beam.Reshuffle()
         if self.spec.reader == "warc":
             parsed = (files

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from curation.document import DeadLetter, Document, Removal, has_lone_surrogate, value_problem
 from curation.readers._io import (
@@ -63,8 +63,10 @@ def _json_lines(
         )
 
 
-def _parse_object(line: Line, source: str, file_name: str) -> dict[str, Any] | DeadLetter:
-    """Strict UTF-8 + JSON object, or a DeadLetter saying why not."""
+def _parse_object(line: Line, source: str, file_name: str,
+                  source_of: Callable[[dict], str] | None = None) -> dict[str, Any] | DeadLetter:
+    """Strict UTF-8 + JSON object, or a DeadLetter saying why not (charged to ``source``, or,
+    once the object parsed, to ``source_of(obj)``)."""
     location = f"{file_name}:{line.number}"
     assert line.data is not None
     try:
@@ -87,7 +89,8 @@ def _parse_object(line: Line, source: str, file_name: str) -> dict[str, Any] | D
             continue
         problem = value_problem(value)
         if problem:
-            return DeadLetter(source, location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
+            owner = source_of(obj) if source_of else source
+            return DeadLetter(owner, location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
     return obj
 
 
@@ -105,6 +108,12 @@ def _sniff_pile_source(data: bytes, subset_to_source: dict[str, str]) -> str:
             continue
         return subset_to_source.get(name, PILE_UNUSED_SOURCE)
     return PILE_UNUSED_SOURCE
+
+
+def _named_source(obj: dict, mapping: dict[str, str]) -> str:
+    meta = obj.get("meta")
+    name = meta.get("pile_set_name") if isinstance(meta, dict) else None
+    return mapping.get(name, PILE_UNUSED_SOURCE) if isinstance(name, str) else PILE_UNUSED_SOURCE
 
 
 def read_pile(
@@ -137,7 +146,8 @@ def read_pile(
             source = _sniff_pile_source(line.tail, mapping)
             yield _too_large(f"{source}/{name}:{line.number}", source, line, max_doc_bytes)
             continue
-        obj = _parse_object(line, _sniff_pile_source(line.data[-4096:], mapping), file_name)
+        obj = _parse_object(line, _sniff_pile_source(line.data[-4096:], mapping), file_name,
+                            lambda o: _named_source(o, mapping))
         if isinstance(obj, DeadLetter):
             yield obj
             continue

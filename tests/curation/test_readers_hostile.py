@@ -39,6 +39,7 @@ def test_meta_nested_800_deep_is_a_dead_letter_not_a_pickling_crash():
     deep = ('{"text": "%s", "meta": {"pile_set_name": "Books3", "x": %s}}' % (ENGLISH, _nested(800))).encode()
     out = list(read_pile(_zst([deep, _pile()]), "/p/a.jsonl.zst"))
     assert isinstance(out[0], DeadLetter) and out[0].location == "/p/a.jsonl.zst:0"
+    assert out[0].source == "books3"  # charged to its subset, though the name is 9 KB back
     assert out[0].error.startswith("invalid_meta: 'meta': nested deeper than 32 levels")
     assert isinstance(out[1], Document)
     assert record_problem(out[1]) is None
