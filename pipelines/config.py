@@ -332,15 +332,32 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
     return cfg
 
 
+class _StrictLoader(yaml.SafeLoader):
+    """YAML that refuses a key given twice in one mapping (PyYAML keeps the last one silently,
+    so ``exact: true`` followed by ``exact: false`` would hide the first)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, str) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def load_config(path: str, input_root: str | None = None, check_paths: bool = True) -> CurateConfig:
     """Read a YAML source config; relative paths resolve as described in the module docstring."""
     if not os.path.exists(path):
         raise ConfigError(f"--config: {path!r} does not exist")
     with open(path, encoding="utf-8") as f:
         try:
-            data = yaml.safe_load(f)
+            data = yaml.load(f, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
         except yaml.YAMLError as e:
             raise ConfigError(f"--config: {path!r} is not valid YAML: {e}") from e
+        except UnicodeDecodeError as e:
+            raise ConfigError(f"--config: {path!r} is not UTF-8 text: {e}") from None
     cfg = config_from_dict(data, base_dir=os.path.dirname(os.path.abspath(path)),
                            input_root=input_root, check_paths=check_paths)
     cfg.config_path = os.path.abspath(path)

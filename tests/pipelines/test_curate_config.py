@@ -134,3 +134,18 @@ def test_same_base_name_in_two_folders_is_fine_and_ids_differ(tmp_path, corpus):
     assert {id_path(p, cfg.input_root) for p in (os.path.join(corpus, "realnews", "rn.jsonl"),
                                                  os.path.join(corpus, "more", "realnews", "rn.jsonl"))
             } == {"realnews/rn.jsonl", "more/realnews/rn.jsonl"}
+
+
+def test_a_key_given_twice_is_refused(tmp_path, corpus):
+    path = write_config(str(tmp_path / "c.yaml"), corpus)
+    with open(path, "a") as f:
+        f.write("name: second\n")
+    with pytest.raises(ConfigError, match=r"duplicate key 'name'"):
+        load_config(path)
+
+
+def test_not_utf8_config_is_a_config_error(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"name: caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"--config"):
+        load_config(str(path))
