@@ -7,7 +7,9 @@ Record handling, by WARC-Type:
   payload (PDF, image, ...) -> ``Removal(read, non_html_payload)``.  Both are well-formed crawl
   records that policy excludes, so they are removals, not failures.
 - ``response`` whose markup nests deeper than ``MAX_HTML_DEPTH`` -> ``Removal(read,
-  markup_too_deep)`` (extraction would take minutes).
+  markup_too_deep)`` (extraction would take minutes); one with more than
+  ``MAX_JUSTEXT_BLOCKS`` paragraph elements is extracted with resiliparse, noted in
+  ``meta["extractor"]`` (jusText is quadratic in runs of short paragraphs).
 - ``response`` whose block is not an HTTP message -> ``DeadLetter`` (we cannot parse it).
 - ``conversion`` (WET) records: the block is plain UTF-8 text, taken as is.
 - ``warcinfo``, ``request``, ``metadata``, ``resource``, ``revisit``, ``continuation``: not
@@ -101,7 +103,7 @@ def _plausible(payload: bytes, encoding: str, probe: int = 8192) -> bool:
 # main-content pass is quadratic in depth (100,000 nested divs take minutes) and libxml2 stops
 # building the tree at 256 levels anyway.  Real pages stay far below (tens of levels).
 MAX_HTML_DEPTH = 512
-_TAG_RE = re.compile(rb"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
+_TAG_RE = re.compile(rb"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
 # Elements that never have content, or whose end tag is implied: they never deepen the tree.
 _NO_DEPTH = frozenset(
     b"area base br col embed hr img input link meta param source track wbr "
@@ -119,6 +121,23 @@ def markup_too_deep(html: str | bytes, limit: int = MAX_HTML_DEPTH) -> bool:
             continue
         depth = max(0, depth - 1) if closing else depth + 1
         if depth > limit:
+            return True
+    return False
+
+
+# jusText's context pass walks runs of short paragraphs from each one (quadratic): 4,000
+# one-word <p>s take seconds, 20,000 minutes.  Pages with more block elements than this are
+# extracted with resiliparse (linear) instead; real pages stay far below (hundreds).
+MAX_JUSTEXT_BLOCKS = 2000
+_BLOCK_RE = re.compile(
+    rb"<(?:blockquote|body|br|caption|center|col|colgroup|dd|div|dl|dt|fieldset|form|h[1-6]|"
+    rb"legend|li|optgroup|option|p|pre|table|td|textarea|tfoot|th|thead|tr|ul)[\s/>]", re.I)
+
+
+def too_many_blocks(html: bytes, limit: int = MAX_JUSTEXT_BLOCKS) -> bool:
+    """Whether the page opens more than ``limit`` of jusText's paragraph-splitting elements."""
+    for n, _ in enumerate(_BLOCK_RE.finditer(html), 1):
+        if n > limit:
             return True
     return False
 
@@ -176,6 +195,9 @@ def _response(record, doc_id: str, source: str, location: str, extractor: str, m
     if markup_too_deep(payload):
         return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "markup_too_deep",
                        {"max_depth": MAX_HTML_DEPTH})
+    if extractor == "justext" and too_many_blocks(payload):
+        extractor = "resiliparse"  # bounded time; recorded so the text's origin stays visible
+        meta["extractor"] = f"resiliparse (more than {MAX_JUSTEXT_BLOCKS} blocks for jusText)"
     text = extract_text(decode_html(payload, content_type), extractor).strip()
     doc = Document(doc_id, source, text, url=url, meta=meta)
     if not text:

@@ -14,7 +14,8 @@ characters); file types (FIFO, socket, directory, broken symlink, symlink loop);
 same base name in two folders, spaces and non-ASCII, a byte that is not UTF-8); compression
 (truncated, corrupt and garbage zstd and gzip, garbage after a valid frame, multi-member gzip);
 WARC framing (a corrupt gzip member mid-file, Content-Length too small and too large, a record
-without WARC-Type, a 1 MB header, a truncated last record, non-HTTP responses).  Duplicate
+without WARC-Type, a 1 MB header, a truncated last record, non-HTTP responses); HTML that
+makes scanners slow (20,000 short list items for jusText, 200,000 unclosed tags).  Duplicate
 files are refused before any work; that is tested separately (a second config).
 """
 from __future__ import annotations
@@ -269,6 +270,11 @@ def _warc_files(root: str) -> list[Kind]:
             ("conversion", "http://e/5", english(60).encode(), "text/plain", None),
             ("response", "http://e/6", _page(6), "text/html", "200")]
     _write(root, f, _warc(recs)[:-200])
+    items = "".join(f"<li>item {i}</li>" for i in range(20_000)).encode()
+    _write(root, "cc/slow.warc.gz", _warc([
+        ("response", "http://s/1", _page(40).replace(b"<div>Copyright", b"<ul>" + items + b"</ul><div>Copyright"),
+         "text/html", "200"),
+        ("response", "http://s/2", b"<html><body>" + b"<a " * 200_000, "text/html", "200")]))
     _write(root, "cc/garbage.warc.gz", GARBAGE)
     _write(root, "cc/empty.warc.gz", b"")
     kinds = [Kind("warc: HTML response", src, "kept", f"{src}/{f}#2"),
@@ -278,6 +284,10 @@ def _warc_files(root: str) -> list[Kind]:
              Kind("warc: response that is not HTTP", src, "dead_letter", f"{f}#6", "non_http_response"),
              Kind("warc: WET conversion record", src, "kept", f"{src}/{f}#7"),
              Kind("warc: truncated last record", src, "dead_letter", f"{f}#8", "truncated_record"),
+             Kind("warc: 20,000 short list items (jusText is quadratic)", src, "kept",
+                  f"{src}/cc/slow.warc.gz#1"),
+             Kind("warc: 200,000 unclosed tags", src, "removed", f"{src}/cc/slow.warc.gz#2",
+                  "empty_after_extraction"),
              Kind("warc: garbage file", src, "dead_letter", "cc/garbage.warc.gz#0", "corrupt_warc from record 0"),
              Kind("warc: empty file", src, "none", "cc/empty.warc.gz")]
     # One file, damage after damage; every later record must still be read.
