@@ -28,6 +28,8 @@ from warcio.archiveiterator import WARCIterator
 GZIP_MAGIC = b"\x1f\x8b\x08"
 SCAN_CHUNK = 1 << 20
 HEADER_PROBE = 64 * 1024  # decoded bytes examined to accept a resynchronisation point
+QUICK_PROBE = 4096
+MAX_CANDIDATES = 1_000_000  # magic-byte matches probed per resynchronisation before giving up
 _WARC_LINE_RE = re.compile(rb"WARC/\d\.\d+\r?\n")
 
 
@@ -72,33 +74,58 @@ def parsable_header(head: bytes) -> bool:
     return b"warc-type" in names and names.get(b"content-length", b"x").isdigit()
 
 
+def _probe_bytes(raw, gz: bool) -> bool:
+    """Whether ``raw`` (at most ``HEADER_PROBE`` bytes from a candidate) starts a record.
+    A small window first, so garbage is rejected after a few KB, not 64 KB, of work."""
+    for size in (QUICK_PROBE, HEADER_PROBE):
+        window = raw[:size]
+        if gz:
+            try:
+                head = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(window, size)
+            except zlib.error:
+                return False
+        else:
+            head = bytes(window)
+        if not head.startswith(b"WARC/"):
+            return False
+        if parsable_header(head):
+            return True
+        if len(raw) <= size:
+            return False
+    return False
+
+
 def _probe(fileobj: BinaryIO, at: int, gz: bool) -> bool:
     fileobj.seek(at)
-    raw = fileobj.read(HEADER_PROBE)
-    if gz:
-        try:
-            raw = zlib.decompressobj(zlib.MAX_WBITS | 16).decompress(raw, HEADER_PROBE)
-        except zlib.error:
-            return False
-    return parsable_header(raw)
+    return _probe_bytes(fileobj.read(HEADER_PROBE), gz)
 
 
 def resync(fileobj: BinaryIO, start: int, gz: bool) -> int | None:
-    """The first offset >= ``start`` where a record starts and its header parses, or None."""
+    """The first offset >= ``start`` where a record starts and its header parses, or None.
+
+    Candidates are probed in the scan buffer (the file is read again only near a buffer's
+    end), and at most ``MAX_CANDIDATES`` per call: a hostile run of repeated gzip magic bytes
+    costs bounded time instead of one decompression per three bytes of the file."""
     magic = GZIP_MAGIC if gz else b"\nWARC/"
     shift = 0 if gz else 1  # for plain files the match starts at the newline before WARC/
-    pos, tail = start, b""
+    pos, tail, tried = start, b"", 0
     while True:
         fileobj.seek(pos)
         chunk = fileobj.read(SCAN_CHUNK)
         if not chunk:
             return None
         buf, base = tail + chunk, pos - len(tail)
+        view = memoryview(buf)  # probe windows without copying 64 KB per candidate
         i = buf.find(magic)
         while i >= 0:
             cand = base + i + shift
-            if cand >= start and _probe(fileobj, cand, gz):
-                return cand
+            if cand >= start:
+                tried += 1
+                if tried > MAX_CANDIDATES:
+                    return None
+                window = view[i + shift:i + shift + HEADER_PROBE]
+                if _probe_bytes(window, gz) if len(window) == HEADER_PROBE else _probe(fileobj, cand, gz):
+                    return cand
             i = buf.find(magic, i + 1)
         tail, pos = buf[-(len(magic) - 1):], pos + len(chunk)
 

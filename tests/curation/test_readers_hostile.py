@@ -325,3 +325,24 @@ def test_thousands_of_short_paragraphs_fall_back_to_a_linear_extractor():
     assert doc.meta["extractor"].startswith("resiliparse (more than 2000 blocks")
     (small,) = _read(warc([html_response()]))
     assert "extractor" not in small.meta  # ordinary pages keep jusText
+
+
+def test_a_run_of_gzip_magic_bytes_is_resynchronised_in_bounded_time():
+    """300,000 fake member starts (1f 8b 08 repeated) between two records: every candidate is
+    rejected after a few KB of work, and the records after the run are still read."""
+    import signal
+
+    def expired(*_):
+        raise TimeoutError("resynchronisation did not finish in 120 s")
+
+    data = _pages(4)
+    offs = _offsets(data)
+    data = data[:offs[2]] + b"\x1f\x8b\x08" * 300_000 + data[offs[2]:]
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(120)
+    try:
+        out = _read(data)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert [type(r).__name__ for r in out] == ["Document", "DeadLetter", "Document", "Document", "Document"]
