@@ -261,9 +261,13 @@ def check_files(cfg: CurateConfig) -> None:
     except InputPlanError as e:
         raise ConfigError(str(e)) from None
     if cfg.decontamination.enabled:
+        try:  # the worker's own resolution (files, save_to_disk folders), where it exists
+            from pipelines.task_files import source_exists
+        except ImportError:
+            source_exists = _matches
         for i, t in enumerate(cfg.decontamination.tasks):
             p = t.get("path", "") if isinstance(t, dict) else t
-            if not _matches(p):
+            if not source_exists(p):
                 raise ConfigError(f"decontamination.tasks[{i}]: {p!r} matches no file")
     if (cfg.quality.enabled and not _is_remote(cfg.quality.model_path)
             and not os.path.isfile(cfg.quality.model_path)):
