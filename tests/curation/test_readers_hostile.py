@@ -240,12 +240,36 @@ def test_file_problem_names_every_kind_without_opening(tmp_path):
     assert file_problem("s3://bucket/x.jsonl") is None  # object stores hold only objects
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_unreadable_file_is_a_problem(tmp_path):
-    p = tmp_path / "secret.jsonl"
-    p.write_text("{}")
-    p.chmod(0)
-    assert file_problem(str(p)) == "unreadable_file: permission denied"
+def test_unreadable_file_is_a_problem():
+    """A file its reader may not open: checked as an unprivileged user (root reads anything;
+    as root the check runs in a subprocess that drops to uid 65534 with setpriv)."""
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+
+    folder = tempfile.mkdtemp()
+    try:
+        os.chmod(folder, 0o755)
+        secret = os.path.join(folder, "secret.jsonl")
+        with open(secret, "w") as f:
+            f.write("{}")
+        os.chmod(secret, 0)
+        if os.geteuid() != 0:
+            assert file_problem(secret) == "unreadable_file: permission denied"
+            return
+        if not shutil.which("setpriv"):
+            pytest.skip("running as root without setpriv to drop privileges")
+        repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from curation.readers.files import "
+                "file_problem; print(file_problem(sys.argv[2]))")
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            sys.executable, "-c", code, repo, secret], capture_output=True, text=True)
+        if r.returncode != 0:
+            pytest.skip(f"cannot run the check as uid 65534: {r.stderr.strip()[-200:]}")
+        assert r.stdout.strip() == "unreadable_file: permission denied"
+    finally:
+        shutil.rmtree(folder)
 
 
 def test_id_paths_are_relative_to_the_root_and_unique():
