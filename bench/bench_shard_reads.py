@@ -38,7 +38,10 @@ SOURCES = {"alpha": (0.6, 1_200), "beta": (0.3, 600), "gamma": (0.1, 20_000)}  #
 
 
 def write_run(root: str, tokens: int, rng: np.random.Generator) -> list[str]:
-    prefixes = []
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    prefixes, rows = [], []
     for name, (weight, typical) in SOURCES.items():
         for k in range(2):
             n_tok = int(tokens * weight / 2)
@@ -49,7 +52,13 @@ def write_run(root: str, tokens: int, rng: np.random.Generator) -> list[str]:
             with IndexedDatasetWriter(prefix, np.uint16) as w:
                 for doc in np.split(stream, np.cumsum(lengths)[:-1]):
                     w.add_document(doc)
+            info = w.finalize()
             prefixes.append(prefix)
+            rows.append({"source": name, "shard": k, "prefix": f"shards/{name}/{name}_{k:05d}",
+                         "documents": info.documents, "tokens": info.tokens,
+                         "bin_sha256": info.bin_sha256, "idx_sha256": info.idx_sha256})
+    os.makedirs(os.path.join(root, "stats"))  # the checksums `mtnlg blend` verifies against
+    pq.write_table(pa.Table.from_pylist(rows), os.path.join(root, "stats", "shards.parquet"))
     with open(os.path.join(root, "run.json"), "w") as f:
         json.dump({"format_version": 1, "tokenizer": {"path": "gpt2", "sha256": "0" * 64,
                                                        "vocab_size": 50257, "eod_id": 50256}}, f)

@@ -2,6 +2,12 @@
 
 ``build_manifest`` is the public entry point: the RUN discovery (run.json tokenizer, shard
 folders matched to sources) and the epoch arithmetic; ``blending.manifest`` holds the format.
+
+Every shard is verified against what curate recorded in ``RUN/stats/shards.parquet`` (sha256
+of the ``.bin`` and ``.idx``, documents, tokens) before it is opened or listed: a shard whose
+bytes changed after curation, a shard curate never wrote, or a recorded shard that is gone is
+refused with ``ManifestError`` naming the file.  A manifest never launders a tampered shard
+into fresh "valid" checksums.
 """
 from __future__ import annotations
 
@@ -57,13 +63,65 @@ def _source_dirs(run: str) -> dict[str, list[str]]:
     return out
 
 
-def _shard_entry(prefix: str) -> ShardEntry:
+SHARD_TABLE = os.path.join("stats", "shards.parquet")
+_SHARD_COLUMNS = ("prefix", "documents", "tokens", "bin_sha256", "idx_sha256")
+
+
+def recorded_shards(run: str) -> dict[str, dict[str, Any]]:
+    """What curate recorded for ``run``'s shards: normalized absolute prefix -> row of
+    ``stats/shards.parquet``; ``ManifestError`` if the table is missing or damaged."""
+    import pyarrow.parquet as pq
+
+    path = os.path.join(run, SHARD_TABLE)
+    if not os.path.isfile(path):
+        raise ManifestError(f"run {run!r} records no shard checksums ({path} is missing); only a "
+                            "finished `mtnlg curate` output can be blended")
+    try:
+        rows = pq.read_table(path).to_pylist()
+    except Exception as e:  # noqa: BLE001 - any damage: the checksums cannot be trusted
+        raise ManifestError(f"{path} is unreadable ({type(e).__name__}: {e}); the shard "
+                            "checksums curate recorded cannot be checked") from None
+    out = {}
+    for row in rows:
+        if any(row.get(c) is None for c in _SHARD_COLUMNS):
+            raise ManifestError(f"{path}: a row lacks one of {_SHARD_COLUMNS}: {row}")
+        out[os.path.normpath(os.path.join(os.path.abspath(run), row["prefix"]))] = row
+    return out
+
+
+def _shard_entry(prefix: str, recorded: dict[str, dict[str, Any]], run: str) -> ShardEntry:
+    """Verify the shard's files against curate's record, then read its counts."""
+    row = recorded.get(os.path.normpath(os.path.abspath(prefix)))
+    table = os.path.join(run, SHARD_TABLE)
+    if row is None:
+        raise ManifestError(f"shard {prefix!r} is not recorded in {table}: curate did not write "
+                            "it (a copied-in or leftover file); refusing to blend it")
+    for path, key in ((bin_path(prefix), "bin_sha256"), (idx_path(prefix), "idx_sha256")):
+        if not os.path.isfile(path):
+            raise ManifestError(f"{path} is missing: curate recorded it in {table}")
+        actual = file_sha256(path)
+        if actual != row[key]:
+            raise ManifestError(f"{path} does not match the sha256 curate recorded in {table} "
+                                f"({row[key][:16]}..., now {actual[:16]}...): the file changed "
+                                "after curation; refusing to blend it")
     try:
         ds = IndexedDataset(prefix)
     except IndexedDatasetError as e:
         raise ManifestError(f"shard {prefix!r} is unreadable: {e}") from None
+    if (ds.documents, int(ds.num_tokens)) != (row["documents"], row["tokens"]):
+        raise ManifestError(f"shard {prefix!r} holds {ds.documents} documents / {ds.num_tokens} "
+                            f"tokens but {table} records {row['documents']} / {row['tokens']}")
     return ShardEntry(os.path.abspath(prefix), ds.documents, int(ds.num_tokens),
-                      file_sha256(bin_path(prefix)), file_sha256(idx_path(prefix)))
+                      row["bin_sha256"], row["idx_sha256"])
+
+
+def _missing_recorded(recorded: dict[str, dict[str, Any]], dirs: list[str], found: set[str],
+                      run: str) -> None:
+    for prefix in sorted(recorded):
+        if os.path.dirname(prefix) in dirs and prefix not in found:
+            raise ManifestError(f"shard {prefix!r} recorded in {os.path.join(run, SHARD_TABLE)} "
+                                "is missing from the run; refusing a blend with silently fewer "
+                                "documents")
 
 
 def _keys(s: SourceSpec) -> set[str]:
@@ -84,7 +142,7 @@ def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
         raise ManifestError("at least one --run directory is needed")
     cap = spec.epoch_cap if epoch_cap is None else float(epoch_cap)
     tokenizer: TokenizerInfo | None = None
-    dirs_per_run = []
+    dirs_per_run, recorded_per_run = [], []
     for run in run_dirs:
         tok = _read_run_json(run)["tokenizer"]
         info = TokenizerInfo(_resolve_tokenizer_path(str(tok.get("path", "")), run),
@@ -99,6 +157,7 @@ def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
                         f" but run {first!r} has {getattr(tokenizer, f)!r}; shards from "
                         "different tokenizers cannot be blended")
         dirs_per_run.append(_source_dirs(run))
+        recorded_per_run.append(recorded_shards(run))
     assert tokenizer is not None
 
     warnings: list[str] = []
@@ -106,18 +165,22 @@ def build_manifest(spec: BlendSpec, run_dirs: list[str], output: str,
     sources = []
     for s in spec.sources:
         keys = _keys(s)
-        prefixes = []
-        for dirs in dirs_per_run:
+        entries = []
+        for run, dirs, recorded in zip(run_dirs, dirs_per_run, recorded_per_run):
             for key in sorted(keys & set(dirs)):
                 used.add(key)
+                found = set()
                 for d in dirs[key]:
-                    prefixes += [p[:-4] for p in sorted(glob.glob(os.path.join(glob.escape(d),
-                                                                               "*.idx")))]
-        if not prefixes and s.weight > 0:
+                    prefixes = [p[:-4] for p in sorted(glob.glob(os.path.join(glob.escape(d), "*.idx")))]
+                    found |= {os.path.normpath(os.path.abspath(p)) for p in prefixes}
+                    entries += [_shard_entry(p, recorded, run) for p in prefixes]
+                _missing_recorded(recorded, [os.path.normpath(os.path.abspath(d)) for d in dirs[key]],
+                                  found, run)
+        if not entries and s.weight > 0:
             raise ManifestError(f"source {s.name!r} (weight {s.weight}) has no shards: looked for "
                                 f"shards/<{'|'.join(sorted({s.name, s.label, *s.aliases}))}>/*.idx "
                                 f"in {', '.join(map(repr, run_dirs))}")
-        shards = tuple(_shard_entry(p) for p in prefixes)
+        shards = tuple(entries)
         available = sum(sh.tokens for sh in shards)
         target = s.weight * spec.train_tokens
         if available == 0 and s.weight > 0:

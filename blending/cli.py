@@ -27,7 +27,9 @@ def build_parser(prog: str = "mtnlg blend") -> argparse.ArgumentParser:
                     "(shards with sha256, weights, epochs, tokenizer) for `mtnlg train`. "
                     "Prints target vs available tokens and epochs per source.",
         epilog="Epochs = weight x train_tokens / available tokens; a source above the epoch "
-               "cap is reported as a warning, not an error.",
+               "cap is reported as a warning, not an error. Every shard is checked against the "
+               "sha256 curate recorded in RUN/stats/shards.parquet before it is used: a modified, "
+               "missing or unrecorded shard is refused (exit 1), naming the file.",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--spec", required=True, metavar="SPEC",
                    help="blend spec: a shipped name (demo, mtnlg-530b) or a YAML path")

@@ -8,6 +8,7 @@ the input location).  Records are plain dataclasses so they pickle for any Beam 
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,9 +29,12 @@ STAGES = (
 class Document:
     """A document with a stable id and its source.
 
-    ``id`` is stable across reruns: ``<source>/<file base name>:<line>`` for JSON Lines (0-based
-    line of the decompressed stream), ``<source>/<file base name>#<k>`` for WARC (k = 0-based
-    index among all records of the file) and ``<source>/<file base name>`` for one-file documents.
+    ``id`` is stable across reruns and unique by construction: ``<source>/<path>:<line>`` for
+    JSON Lines (0-based line of the decompressed stream), ``<source>/<path>#<k>`` for WARC
+    (k = 0-based index among all records of the file) and ``<source>/<path>`` for one-file
+    documents, where ``<path>`` is the file's path relative to the run's input root (recorded
+    in run.json as ``input_root``; a file outside the root keeps its full path).  Only the
+    readers build ids; nothing else may parse them.
     ``source`` is a slug from ``curation.sources`` (``books3``, ``cc_2020_50``, ...).
     Scores are stored on the document once computed ("score once, decide in config").
     """
@@ -104,6 +108,70 @@ class DeadLetter:
     def __post_init__(self) -> None:
         if len(self.raw) > self.MAX_RAW:
             self.raw = self.raw[: self.MAX_RAW]
+
+
+MAX_META_DEPTH = 32
+"""Deepest nesting of containers allowed in ``Document.meta`` / ``Removal.detail``.  Real
+metadata is two or three levels deep; Beam's coders recurse per level and fail near 500."""
+MAX_META_ITEMS = 100_000
+_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """JSON ``"\\ud800"`` escapes decode to strings that UTF-8 cannot encode."""
+    return not text.isascii() and _SURROGATE_RE.search(text) is not None
+
+
+def value_problem(value: Any, max_depth: int = MAX_META_DEPTH) -> str | None:
+    """Why a JSON-like value cannot travel through the pipeline (be pickled by Beam and written
+    as UTF-8 JSON/Parquet), or ``None``: nesting deeper than ``max_depth``, more than
+    ``MAX_META_ITEMS`` items, a lone surrogate in a string, or a non-JSON type.  Iterative, so
+    a hostile value cannot exhaust the stack here either."""
+    stack, items = [(value, 0)], 0
+    while stack:
+        v, depth = stack.pop()
+        items += 1
+        if items > MAX_META_ITEMS:
+            return f"more than {MAX_META_ITEMS} items"
+        if isinstance(v, str):
+            if has_lone_surrogate(v):
+                return "lone surrogate in a string"
+        elif isinstance(v, (dict, list, tuple)):
+            if depth >= max_depth:
+                return f"nested deeper than {max_depth} levels"
+            if isinstance(v, dict):
+                for k, x in v.items():
+                    if not isinstance(k, str):
+                        return f"non-string key {type(k).__name__}"
+                    stack += [(k, depth + 1), (x, depth + 1)]
+            else:
+                stack += [(x, depth + 1) for x in v]
+        elif v is not None and not isinstance(v, (bool, int, float)):
+            return f"unsupported value type {type(v).__name__}"
+    return None
+
+
+def record_problem(rec: "Document | Removal | DeadLetter") -> str | None:
+    """Why a reader's record cannot be encoded downstream, or ``None`` (cheap: the text is
+    scanned only when it is not ASCII, ``meta``/``detail`` are small)."""
+    doc = rec.doc if isinstance(rec, Removal) else rec
+    if isinstance(doc, Document):
+        for name in ("id", "source", "text", "url"):
+            v = getattr(doc, name)
+            if v is not None and (not isinstance(v, str) or has_lone_surrogate(v)):
+                return f"{name}: not encodable as UTF-8"
+        problem = value_problem(doc.meta)
+        if problem:
+            return f"meta: {problem}"
+    if isinstance(rec, Removal):
+        problem = value_problem(rec.detail)
+        if problem:
+            return f"detail: {problem}"
+    if isinstance(rec, DeadLetter):
+        for name in ("source", "location", "error", "raw"):
+            if has_lone_surrogate(getattr(rec, name)):
+                return f"{name}: not encodable as UTF-8"
+    return None
 
 
 @dataclass(frozen=True)

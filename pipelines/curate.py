@@ -58,8 +58,8 @@ def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) ->
     """Add every stage of the curate job to pipeline ``p``."""
     from blending.indexed_dataset import dtype_for_vocab
 
-    reads = [p | f"Read[{i}:{spec.reader}:{spec.source or 'pile'}]" >> ReadInputs(spec)
-             for i, spec in enumerate(cfg.inputs)]
+    reads = [p | f"Read[{i}:{spec.reader}:{spec.source or 'pile'}]" >> ReadInputs(
+                 spec, input_root=cfg.input_root) for i, spec in enumerate(cfg.inputs)]
     read = {k: [r[k] for r in reads] | f"All_{k}" >> beam.Flatten()
             for k in ("docs", "removed", DEAD_LETTER)}
     _ = read | "ReadCounts" >> ReadCounts(run_dir)
@@ -221,6 +221,7 @@ def run(argv: list[str] | None = None) -> int:
     info = {
         "format_version": report.FORMAT_VERSION,
         "config": cfg.to_dict(), "config_path": cfg.config_path,
+        "input_root": cfg.input_root,  # document ids hold paths relative to it (contract 1)
         "runner": options.view_as(StandardOptions).runner,
         "pipeline_options": options.get_all_options(drop_default=True),
         "started_at": started.isoformat(),

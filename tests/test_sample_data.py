@@ -59,16 +59,16 @@ def read_corpus(out: str) -> tuple[dict[str, str], dict[str, bytes], dict[str, s
                 rec = json.loads(line.decode("utf-8"))
             except (UnicodeDecodeError, json.JSONDecodeError):
                 continue
-            doc_id = f"{slug[rec['meta']['pile_set_name']]}/{name}:{i}"
+            doc_id = f"{slug[rec['meta']['pile_set_name']]}/pile/{name}:{i}"
             texts[doc_id], subsets[doc_id] = rec["text"], rec["meta"]["pile_set_name"]
     for name in sorted(os.listdir(os.path.join(out, "realnews"))):
         for i, line in enumerate(open(os.path.join(out, "realnews", name), "rb")):
             try:
-                texts[f"realnews/{name}:{i}"] = json.loads(line)["text"]
+                texts[f"realnews/realnews/{name}:{i}"] = json.loads(line)["text"]
             except json.JSONDecodeError:
                 continue
     for name in os.listdir(os.path.join(out, "cc_stories")):
-        texts[f"cc_stories/{name}"] = open(os.path.join(out, "cc_stories", name), encoding="utf-8").read().rstrip("\n")
+        texts[f"cc_stories/cc_stories/{name}"] = open(os.path.join(out, "cc_stories", name), encoding="utf-8").read().rstrip("\n")
     for snap in ("CC-2020-50", "CC-2021-04"):
         d = os.path.join(out, "common_crawl", snap)
         for name in sorted(os.listdir(d)):
@@ -76,7 +76,7 @@ def read_corpus(out: str) -> tuple[dict[str, str], dict[str, bytes], dict[str, s
                 if rec.rec_type == "response":
                     payload = rec.content_stream().read()
                     if len(payload) == int(rec.http_headers.get_header("Content-Length")):
-                        pages[f"{SOURCE_SLUGS[snap]}/{name}#{k}"] = payload
+                        pages[f"{SOURCE_SLUGS[snap]}/common_crawl/{snap}/{name}#{k}"] = payload
     return texts, pages, subsets
 
 

@@ -3,14 +3,18 @@
 Every non-blank line yields exactly one record: a ``Document``, a ``Removal`` (stage ``read``)
 or a ``DeadLetter``; a failure of the stream itself (corrupt or truncated compression) yields
 one final ``DeadLetter`` covering the rest of the file.  Blank lines are not documents.
+A UTF-8 byte order mark before the first record is skipped (editors on Windows write one); a
+file that starts with a UTF-16/UTF-32 mark is one dead letter (JSON Lines is UTF-8: RFC 8259).
+Metadata must stay JSON-like and shallow (``curation.document.value_problem``): a record with
+``meta`` nested 800 levels deep is a dead letter here, not a crash of the pickler downstream.
 """
 from __future__ import annotations
 
 import json
 import re
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
-from curation.document import DeadLetter, Document, Removal
+from curation.document import DeadLetter, Document, Removal, has_lone_surrogate, value_problem
 from curation.readers._io import (
     DEFAULT_MAX_DOC_BYTES,
     Line,
@@ -23,18 +27,32 @@ from curation.sources import PILE_SUBSET_TO_SOURCE, PILE_UNUSED_SOURCE
 
 Record = Document | Removal | DeadLetter
 
-_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
+_UTF8_BOM = b"\xef\xbb\xbf"
+_WIDE_BOMS = ((b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe\x00\x00", "UTF-32"),
+              (b"\xfe\xff", "UTF-16"), (b"\xff\xfe", "UTF-16"))
 _PILE_SET_RE = re.compile(rb'"pile_set_name"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
 def _json_lines(
     fileobj: BinaryIO, file_name: str, max_doc_bytes: int, dead_source: str
 ) -> Iterator[Line | DeadLetter]:
-    """Non-blank lines, then a DeadLetter if the stream itself fails."""
+    """Non-blank lines (a leading UTF-8 BOM removed), then a DeadLetter if the stream itself
+    fails; a UTF-16/32 file is one DeadLetter."""
     number = 0
     try:
         for line in split_lines(decompressed_chunks(fileobj, file_name), max_doc_bytes):
             number = line.number + 1
+            if line.number == 0:
+                head = line.data if line.data is not None else line.tail
+                wide = next((enc for bom, enc in _WIDE_BOMS if head.startswith(bom)), None)
+                if line.data is not None and wide:
+                    yield DeadLetter(dead_source, f"{file_name}:0",
+                                     f"unsupported_encoding: the file starts with a {wide} byte order "
+                                     "mark; JSON Lines must be UTF-8 (re-encode it, e.g. iconv -t UTF-8)",
+                                     printable_excerpt(line.data[:200]))
+                    return
+                if line.data is not None and line.data.startswith(_UTF8_BOM):
+                    line = Line(0, line.data[len(_UTF8_BOM):], line.size - len(_UTF8_BOM))
             if line.data is not None and not line.data.strip():
                 continue
             yield line
@@ -45,8 +63,10 @@ def _json_lines(
         )
 
 
-def _parse_object(line: Line, source: str, file_name: str) -> dict[str, Any] | DeadLetter:
-    """Strict UTF-8 + JSON object, or a DeadLetter saying why not."""
+def _parse_object(line: Line, source: str, file_name: str,
+                  source_of: Callable[[dict], str] | None = None) -> dict[str, Any] | DeadLetter:
+    """Strict UTF-8 + JSON object, or a DeadLetter saying why not (charged to ``source``, or,
+    once the object parsed, to ``source_of(obj)``)."""
     location = f"{file_name}:{line.number}"
     assert line.data is not None
     try:
@@ -62,8 +82,15 @@ def _parse_object(line: Line, source: str, file_name: str) -> dict[str, Any] | D
     text = obj.get("text")
     if not isinstance(text, str):
         return DeadLetter(source, location, "missing_text: no string 'text' field", raw[:2000])
-    if _SURROGATE_RE.search(text):  # JSON "\ud800" escapes decode to strings UTF-8 cannot encode
+    if has_lone_surrogate(text):  # JSON "\ud800" escapes decode to strings UTF-8 cannot encode
         return DeadLetter(source, location, "invalid_unicode: lone surrogate in text", raw[:2000])
+    for key, value in obj.items():
+        if key == "text":
+            continue
+        problem = value_problem(value)
+        if problem:
+            owner = source_of(obj) if source_of else source
+            return DeadLetter(owner, location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
     return obj
 
 
@@ -83,16 +110,25 @@ def _sniff_pile_source(data: bytes, subset_to_source: dict[str, str]) -> str:
     return PILE_UNUSED_SOURCE
 
 
+def _named_source(obj: dict, mapping: dict[str, str]) -> str:
+    meta = obj.get("meta")
+    name = meta.get("pile_set_name") if isinstance(meta, dict) else None
+    return mapping.get(name, PILE_UNUSED_SOURCE) if isinstance(name, str) else PILE_UNUSED_SOURCE
+
+
 def read_pile(
     fileobj: BinaryIO,
     file_name: str,
     subset_to_source: dict[str, str] | None = None,
     *,
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+    id_path: str | None = None,
 ) -> Iterator[Record]:
     """Pile ``.jsonl.zst`` records (``text`` + ``meta.pile_set_name``).
 
-    Ids are ``<source>/<base name>:<line>`` with the 0-based line of the decompressed stream.
+    Ids are ``<source>/<id_path>:<line>`` with the 0-based line of the decompressed stream;
+    ``id_path`` is the file's path relative to the input root (the pipeline passes it; the
+    default, the base name, suits a file read on its own).
     ``subset_to_source`` maps ``pile_set_name`` to a source slug (default: the eleven MT-NLG
     subsets); records of other subsets become ``Removal(stage="read",
     reason="pile_subset_not_in_blend")`` with source ``pile_other`` and EMPTY text (the unused
@@ -101,7 +137,7 @@ def read_pile(
     ``pile_set_name`` found in the raw line when possible, else ``pile_other``.
     """
     mapping = PILE_SUBSET_TO_SOURCE if subset_to_source is None else subset_to_source
-    name = base_name(file_name)
+    name = base_name(file_name) if id_path is None else id_path
     for line in _json_lines(fileobj, file_name, max_doc_bytes, PILE_UNUSED_SOURCE):
         if isinstance(line, DeadLetter):
             yield line
@@ -110,7 +146,8 @@ def read_pile(
             source = _sniff_pile_source(line.tail, mapping)
             yield _too_large(f"{source}/{name}:{line.number}", source, line, max_doc_bytes)
             continue
-        obj = _parse_object(line, _sniff_pile_source(line.data[-4096:], mapping), file_name)
+        obj = _parse_object(line, _sniff_pile_source(line.data[-4096:], mapping), file_name,
+                            lambda o: _named_source(o, mapping))
         if isinstance(obj, DeadLetter):
             yield obj
             continue
@@ -138,11 +175,12 @@ def read_realnews(
     source: str = "realnews",
     *,
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
+    id_path: str | None = None,
 ) -> Iterator[Record]:
     """RealNews JSONL (Zellers et al. 2019): text = title + blank line + text, url = url_used,
     meta keeps domain, publish_date, authors, split and warc_date.
-    Ids are ``<source>/<base name>:<line>``."""
-    name = base_name(file_name)
+    Ids are ``<source>/<id_path>:<line>`` (``id_path`` as for ``read_pile``)."""
+    name = base_name(file_name) if id_path is None else id_path
     for line in _json_lines(fileobj, file_name, max_doc_bytes, source):
         if isinstance(line, DeadLetter):
             yield line

@@ -7,13 +7,22 @@ Record handling, by WARC-Type:
   payload (PDF, image, ...) -> ``Removal(read, non_html_payload)``.  Both are well-formed crawl
   records that policy excludes, so they are removals, not failures.
 - ``response`` whose markup nests deeper than ``MAX_HTML_DEPTH`` -> ``Removal(read,
-  markup_too_deep)`` (extraction would take minutes).
+  markup_too_deep)`` (extraction would take minutes); one with more than
+  ``MAX_JUSTEXT_BLOCKS`` paragraph elements is extracted with resiliparse, noted in
+  ``meta["extractor"]`` (jusText is quadratic in runs of short paragraphs).
 - ``response`` whose block is not an HTTP message -> ``DeadLetter`` (we cannot parse it).
 - ``conversion`` (WET) records: the block is plain UTF-8 text, taken as is.
-- ``warcinfo``, ``request``, ``metadata``, ``resource``, ``revisit``: not documents, not counted.
-Ids are ``<source>/<base name>#<k>``, k the 0-based index among ALL records of the file.
-Any failure of one record (bad markup, decoding, extractor crash) is a ``DeadLetter`` for that
-record; a failure to read the next record header ends the file with one ``DeadLetter``.
+- ``warcinfo``, ``request``, ``metadata``, ``resource``, ``revisit``, ``continuation``: not
+  documents, not counted; a record with no or an unknown WARC-Type -> ``DeadLetter``.
+- a record whose block is shorter than its Content-Length (``truncated_record``) or followed by
+  stray bytes (``bad_content_length``) -> ``DeadLetter``: its text would be cut.
+- bytes that cannot be read (a corrupt gzip member, garbage, an unparsable header) -> one
+  ``DeadLetter`` for the damaged span; reading resumes at the next gzip member whose start
+  decodes to a parsable WARC header (``curation.readers.warc_records``), so one bad member
+  costs its own records, not the rest of the file.
+Ids are ``<source>/<path>#<k>``, k the 0-based index among ALL records (and damaged spans) of
+the file, ``<path>`` the file's path relative to the input root.  Any failure of one record
+(bad markup, decoding, extractor crash) is a ``DeadLetter`` for that record.
 
 Splitting: ``plan_warc_ranges`` cuts a file into ``WarcRange``s of N records at record (gzip
 member) boundaries in one cheap scan; ``read_warc(..., first_record=, max_records=)`` reads one
@@ -22,19 +31,22 @@ stay the same as a whole-file read.
 """
 from __future__ import annotations
 
+import io
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import BinaryIO, Iterator
 
-from warcio.archiveiterator import ArchiveIterator
-
 from curation.document import DeadLetter, Document, Removal
 from curation.readers._io import DEFAULT_MAX_DOC_BYTES, base_name, printable_excerpt
+from curation.readers.warc_records import WarcEntry, warc_entries
 
 Record = Document | Removal | DeadLetter
 EXTRACTORS = ("justext", "resiliparse")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
+WARC_TYPES = ("warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion",
+              "continuation")
+"""WARC 1.1 record types; only ``response`` and ``conversion`` hold documents."""
 _META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)""", re.I)
 _HEADER_CHARSET_RE = re.compile(r"charset\s*=\s*[\"']?([a-zA-Z0-9_\-:.]+)", re.I)
 
@@ -51,26 +63,47 @@ def _valid_codec(name: str | None) -> str | None:
 
 
 def decode_html(payload: bytes, content_type: str = "") -> str:
-    """Decode HTML bytes: charset from the HTTP header, then ``<meta charset>`` in the first
-    4 KB, then resiliparse's detector; undecodable bytes are dropped (web pages are messy and
-    one bad byte must not lose the page)."""
+    """Decode HTML bytes.  Candidates in order: the charset of the HTTP header, ``<meta
+    charset>`` in the first 4 KB, resiliparse's detector, UTF-8; the first that decodes to
+    plausible markup wins.  Servers lie (``charset=utf-16`` on an ASCII page decodes "fine" to
+    CJK noise with no ``<`` left), so a candidate that fails strictly or turns the page's
+    ASCII markup into something else is skipped.  Undecodable bytes of the winner are dropped
+    (web pages are messy and one bad byte must not lose the page)."""
     from resiliparse.parse.encoding import bytes_to_str, detect_encoding
 
     m = _HEADER_CHARSET_RE.search(content_type)
-    encoding = _valid_codec(m.group(1)) if m else None
-    if encoding is None:
-        m2 = _META_CHARSET_RE.search(payload[:4096])
-        encoding = _valid_codec(m2.group(1).decode("ascii", "ignore")) if m2 else None
-    if encoding is None:
-        encoding = _valid_codec(detect_encoding(payload)) or "utf-8"
-    return bytes_to_str(payload, encoding, errors="ignore")
+    m2 = _META_CHARSET_RE.search(payload[:4096])
+    candidates = [_valid_codec(m.group(1)) if m else None,
+                  _valid_codec(m2.group(1).decode("ascii", "ignore")) if m2 else None,
+                  _valid_codec(detect_encoding(payload)), "utf-8"]
+    tried = []
+    for enc in candidates:
+        if enc is None or enc in tried:
+            continue
+        tried.append(enc)
+        if _plausible(payload, enc):
+            return bytes_to_str(payload, enc, errors="ignore", fallback_encodings=())
+    return bytes_to_str(payload, tried[0], errors="ignore")
+
+
+def _plausible(payload: bytes, encoding: str, probe: int = 8192) -> bool:
+    """Whether ``encoding`` decodes the page's head with at most 1% bad characters and keeps
+    its markup: a page whose bytes hold ASCII ``<`` must still show ``<`` when decoded."""
+    head = payload[:probe]
+    try:
+        text = head.decode(encoding, "replace")
+    except LookupError:
+        return False
+    if text.count("\ufffd") > max(2, len(text) // 100):
+        return False
+    return b"<" not in head or "<" in text
 
 
 # Deeper markup than this is removed as ``markup_too_deep`` before extraction: resiliparse's
 # main-content pass is quadratic in depth (100,000 nested divs take minutes) and libxml2 stops
 # building the tree at 256 levels anyway.  Real pages stay far below (tens of levels).
 MAX_HTML_DEPTH = 512
-_TAG_RE = re.compile(rb"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
+_TAG_RE = re.compile(rb"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
 # Elements that never have content, or whose end tag is implied: they never deepen the tree.
 _NO_DEPTH = frozenset(
     b"area base br col embed hr img input link meta param source track wbr "
@@ -88,6 +121,23 @@ def markup_too_deep(html: str | bytes, limit: int = MAX_HTML_DEPTH) -> bool:
             continue
         depth = max(0, depth - 1) if closing else depth + 1
         if depth > limit:
+            return True
+    return False
+
+
+# jusText's context pass walks runs of short paragraphs from each one (quadratic): 4,000
+# one-word <p>s take seconds, 20,000 minutes.  Pages with more block elements than this are
+# extracted with resiliparse (linear) instead; real pages stay far below (hundreds).
+MAX_JUSTEXT_BLOCKS = 2000
+_BLOCK_RE = re.compile(
+    rb"<(?:blockquote|body|br|caption|center|col|colgroup|dd|div|dl|dt|fieldset|form|h[1-6]|"
+    rb"legend|li|optgroup|option|p|pre|table|td|textarea|tfoot|th|thead|tr|ul)[\s/>]", re.I)
+
+
+def too_many_blocks(html: bytes, limit: int = MAX_JUSTEXT_BLOCKS) -> bool:
+    """Whether the page opens more than ``limit`` of jusText's paragraph-splitting elements."""
+    for n, _ in enumerate(_BLOCK_RE.finditer(html), 1):
+        if n > limit:
             return True
     return False
 
@@ -117,8 +167,8 @@ def extract_text(html: str, extractor: str = "justext") -> str:
 def _read_bounded(stream, limit: int) -> tuple[bytes, int]:
     data = stream.read(limit + 1)
     size = len(data)
-    if size > limit:
-        while chunk := stream.read(1 << 20):
+    if size > limit:  # count on (bounded: an HTTP gzip bomb must not run for minutes)
+        while size <= 8 * limit and (chunk := stream.read(1 << 20)):
             size += len(chunk)
         data = b""
     return data, size
@@ -145,6 +195,9 @@ def _response(record, doc_id: str, source: str, location: str, extractor: str, m
     if markup_too_deep(payload):
         return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "markup_too_deep",
                        {"max_depth": MAX_HTML_DEPTH})
+    if extractor == "justext" and too_many_blocks(payload):
+        extractor = "resiliparse"  # bounded time; recorded so the text's origin stays visible
+        meta["extractor"] = f"resiliparse (more than {MAX_JUSTEXT_BLOCKS} blocks for jusText)"
     text = extract_text(decode_html(payload, content_type), extractor).strip()
     doc = Document(doc_id, source, text, url=url, meta=meta)
     if not text:
@@ -169,9 +222,9 @@ def _conversion(record, doc_id: str, source: str, location: str, max_doc_bytes: 
 
 @dataclass(frozen=True)
 class WarcRange:
-    """A run of consecutive records of one WARC file: ``count`` records (None: to the end of
-    the file) starting at byte ``offset`` (a gzip member boundary), the first being record
-    number ``first_record`` of the file (so ids stay ``#<k>`` whatever the split)."""
+    """A run of consecutive entries (records or damaged spans) of one WARC file: ``count``
+    entries (None: to the end of the file) starting at byte ``offset``, the first being number
+    ``first_record`` of the file (so ids stay ``#<k>`` whatever the split)."""
 
     path: str
     offset: int
@@ -180,30 +233,36 @@ class WarcRange:
 
 
 def plan_warc_ranges(fileobj: BinaryIO, file_name: str, records_per_range: int) -> list[WarcRange]:
-    """Cut a WARC file into ranges of ``records_per_range`` records at record boundaries.
+    """Cut a WARC file into ranges of ``records_per_range`` entries at entry boundaries.
 
     One sequential scan that only decompresses and skips record blocks (no HTML parsing, the
     expensive part), so the ranges can be read, and their pages extracted, on many workers.
-    The last range is open-ended.  If the scan fails (corrupt or truncated input), planning
-    stops and the last range runs from the last good boundary to the end of the file, so
-    ``read_warc`` over that range meets the same failure and reports it as a dead letter.
+    It walks the file exactly as ``read_warc`` does (``warc_entries``: damaged spans are
+    numbered entries and the walk resynchronises after them), so every range reader agrees
+    on the numbers.  The last range is open-ended.
     """
     if records_per_range < 1:
         raise ValueError(f"records_per_range must be >= 1, got {records_per_range}")
-    starts: list[tuple[int, int]] = [(0, 0)]  # (offset, first record) of each range
-    it = ArchiveIterator(fileobj, check_digests=False)
-    k = 0
+    starts: list[tuple[int, int]] = [(0, 0)]  # (offset, first entry) of each range
     try:
-        for _ in it:
-            if k and k % records_per_range == 0:
-                starts.append((it.get_record_offset(), k))
-            k += 1
-    except Exception:  # noqa: BLE001 - the range reader reports it, with the record number
+        for e in warc_entries(fileobj, file_name, keep=0):
+            if e.number and e.number % records_per_range == 0:
+                starts.append((e.offset, e.number))
+    except Exception:  # noqa: BLE001 - unseekable or unreadable: the reader reports it
         pass
     ranges = [WarcRange(file_name, off, first, nxt - first)
               for (off, first), (_, nxt) in zip(starts, starts[1:])]
     ranges.append(WarcRange(file_name, starts[-1][0], starts[-1][1], None))
     return ranges
+
+
+def _damaged(e: WarcEntry, file_name: str, source: str) -> DeadLetter:
+    to = "end of file" if e.end is None else f"byte {e.end}, where the next record starts"
+    return DeadLetter(source, f"{file_name}#{e.number}",
+                      f"corrupt_warc: bytes {e.offset} to {to} cannot be read ({e.damage}); "
+                      "reading resumed after them" if e.end is not None else
+                      f"corrupt_warc from record {e.number} to end of file: bytes {e.offset} to "
+                      f"end of file cannot be read ({e.damage})")
 
 
 def read_warc(
@@ -215,40 +274,51 @@ def read_warc(
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     first_record: int = 0,
     max_records: int | None = None,
+    id_path: str | None = None,
 ) -> Iterator[Record]:
     """Documents from a WARC or WET file (gzipped per record or not); see the module docstring
     for what each record type yields.  To read one ``WarcRange``, pass ``fileobj`` positioned
-    at its offset, ``first_record`` and ``max_records=count``."""
+    at its offset, ``first_record`` and ``max_records=count``.  ``id_path``: the file's path
+    relative to the input root, used in ids (default: the base name)."""
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r} (setting 'extractor'); expected one of {EXTRACTORS}")
-    name = base_name(file_name)
-    records = iter(ArchiveIterator(fileobj, check_digests=False))
-    k = first_record
-    while max_records is None or k < first_record + max_records:
-        location = f"{file_name}#{k}"
-        try:
-            record = next(records)
-        except StopIteration:
+    name = base_name(file_name) if id_path is None else id_path
+    stop = None if max_records is None else first_record + max_records
+    for e in warc_entries(fileobj, file_name, fileobj.tell(), first_record, keep=max_doc_bytes):
+        if stop is not None and e.number >= stop:
             return
-        except Exception as exc:  # unreadable header or gzip member: nothing after it is reliable
-            yield DeadLetter(source, location, f"corrupt_warc from record {k} to end of file: {type(exc).__name__}: {exc}")
-            return
-        try:
-            kind = record.rec_type
-            doc_id = f"{source}/{name}#{k}"
-            if kind == "response":
-                out = _response(record, doc_id, source, location, extractor, max_doc_bytes)
-            elif kind == "conversion":
-                out = _conversion(record, doc_id, source, location, max_doc_bytes)
-            else:
-                out = None
-            if out is not None:
-                remaining = getattr(record.raw_stream, "limit", 0)
-                if remaining > 0 and not record.raw_stream.read(1):
-                    # The block ended before its Content-Length: a truncated record.
-                    out = DeadLetter(source, location, f"truncated_record: {remaining} bytes missing")
-        except (Exception, RecursionError) as exc:  # one bad page must not stop the file
-            out = DeadLetter(source, location, f"record_failed: {type(exc).__name__}: {exc}")
+        if e.record is None:
+            yield _damaged(e, file_name, source)
+            continue
+        out = _entry_record(e, f"{source}/{name}#{e.number}", source, f"{file_name}#{e.number}",
+                            extractor, max_doc_bytes)
         if out is not None:
             yield out
-        k += 1
+
+
+def _entry_record(e: WarcEntry, doc_id: str, source: str, location: str, extractor: str,
+                  max_doc_bytes: int) -> Record | None:
+    record = e.record
+    try:
+        kind = record.rec_type
+        if kind not in WARC_TYPES:  # a record we cannot classify must not vanish uncounted
+            return DeadLetter(source, location, f"unknown_record_type: WARC-Type {kind!r}")
+        if kind not in ("response", "conversion"):
+            return None
+        if e.missing:  # the block ended before its Content-Length: a truncated record
+            return DeadLetter(source, location, f"truncated_record: {e.missing} bytes missing")
+        if e.overrun:
+            return DeadLetter(source, location, "bad_content_length: the record does not end where "
+                              "its Content-Length says (stray bytes follow its block); its text "
+                              "would be cut or mixed with the next record's")
+        if e.block_size > max_doc_bytes:
+            url = record.rec_headers.get_header("WARC-Target-URI")
+            meta = {"warc_date": record.rec_headers.get_header("WARC-Date")}
+            return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "too_large",
+                           {"bytes": e.block_size, "max_doc_bytes": max_doc_bytes})
+        record.raw_stream = io.BytesIO(e.block)
+        if kind == "response":
+            return _response(record, doc_id, source, location, extractor, max_doc_bytes)
+        return _conversion(record, doc_id, source, location, max_doc_bytes)
+    except (Exception, RecursionError) as exc:  # one bad page must not stop the file
+        return DeadLetter(source, location, f"record_failed: {type(exc).__name__}: {exc}")

@@ -8,11 +8,30 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from typing import Any, Iterable
+
+# C0 controls other than tab/newline/CR, DEL, and lone surrogates: NUL and friends are HTML
+# parse errors (browsers drop or mangle them), surrogates cannot even be written as UTF-8.
+_UNSAFE_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def _visible(m: re.Match) -> str:
+    c = ord(m.group(0))
+    if c < 0x20:
+        return chr(0x2400 + c)  # the Control Pictures block: NUL shows as U+2400
+    return "\u2421" if c == 0x7F else "\ufffd"
+
+
+def safe_text(value: Any) -> str:
+    """``value`` as text that an HTML page can hold: control characters shown as their
+    Control Pictures (NUL as U+2400), lone surrogates as U+FFFD."""
+    text = "" if value is None else str(value)
+    return _UNSAFE_RE.sub(_visible, text)
 
 
 def esc(value: Any) -> str:
-    return html.escape("" if value is None else str(value), quote=True)
+    return html.escape(safe_text(value), quote=True)
 
 
 def fmt(value: Any) -> str:
@@ -98,10 +117,14 @@ def json_script(element_id: str, data: Any) -> str:
 
     ``<``, ``>`` and ``&`` are written as ``\\u003c`` etc. (still valid JSON, parsed back to the
     same strings), so ``</script>`` or ``<!--`` inside a document never reaches the HTML parser;
-    U+2028/2029 are escaped for old JavaScript engines.
+    U+2028/2029 are escaped for old JavaScript engines, DEL and lone surrogates so the page is
+    clean, valid UTF-8 (JSON itself escapes NUL and the other C0 controls).
     """
     text = json.dumps(data, ensure_ascii=False, sort_keys=True, allow_nan=False)
-    for raw, safe in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
+    # JSON escapes control characters itself; lone surrogates it leaves raw, and they cannot
+    # be written as UTF-8: spell them as JSON escapes (parsed back to the same string).
+    text = re.sub("[\ud800-\udfff]", lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    for raw, safe in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"), ("\x7f", "\\u007f"),
                       ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(raw, safe)
     return f'<script type="application/json" id="{esc(element_id)}">{text}</script>'

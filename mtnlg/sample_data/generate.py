@@ -55,12 +55,12 @@ class _Writer:
                     loc = f"pile/{name}:{len(lines)}"
                     if f == 0:
                         lines.append(b'{"text": "An unterminated record, cut off by a failed upload, "meta": {"pile_set_')
-                        self._malformed(f"{UNATTRIBUTED_PILE}/{name}:{len(lines) - 1}", loc, "bad_json", UNATTRIBUTED_PILE)
+                        self._malformed(f"{UNATTRIBUTED_PILE}/pile/{name}:{len(lines) - 1}", loc, "bad_json", UNATTRIBUTED_PILE)
                     else:
                         lines.append(b'{"text": "Caf\xe9 cr\xe8me \xff\xfe invalid UTF-8 bytes", "meta": {"pile_set_name": "Pile-CC"}}')
-                        self._malformed(f"{UNATTRIBUTED_PILE}/{name}:{len(lines) - 1}", loc, "invalid_utf8",
+                        self._malformed(f"{UNATTRIBUTED_PILE}/pile/{name}:{len(lines) - 1}", loc, "invalid_utf8",
                                         UNATTRIBUTED_PILE, intended_source="pile_cc")
-                d.id = f"{d.source}/{name}:{len(lines)}"
+                d.id = f"{d.source}/pile/{name}:{len(lines)}"
                 rec = {"text": d.text, "meta": {"pile_set_name": SLUG_TO_NAME[d.source]}}
                 lines.append(json.dumps(rec, ensure_ascii=False).encode())
             write_bytes(os.path.join(self.out, "pile", name), zstd_bytes(b"\n".join(lines) + b"\n"))
@@ -69,7 +69,7 @@ class _Writer:
         filler = "\n".join(json.dumps({"text": planting.spam("repeated_lines", self.rng("trunc")),
                                        "meta": {"pile_set_name": "Pile-CC"}}) for _ in range(8))
         write_bytes(os.path.join(self.out, "pile", name), truncated_zstd(filler.encode()))
-        self._malformed(f"{UNATTRIBUTED_PILE}/{name}", f"pile/{name}", "truncated_zstd", UNATTRIBUTED_PILE)
+        self._malformed(f"{UNATTRIBUTED_PILE}/pile/{name}", f"pile/{name}", "truncated_zstd", UNATTRIBUTED_PILE)
 
     def realnews(self, docs: list[PlannedDoc]) -> None:
         rng = self.rng("realnews")
@@ -80,9 +80,9 @@ class _Writer:
             for i, d in enumerate(part):
                 if f == 0 and i == len(part) // 2:
                     lines.append(b'{"title": "Markets rally", "text": "Shares rose sharply on')
-                    self._malformed(f"realnews/{name}:{len(lines) - 1}", f"realnews/{name}:{len(lines) - 1}",
+                    self._malformed(f"realnews/realnews/{name}:{len(lines) - 1}", f"realnews/{name}:{len(lines) - 1}",
                                     "bad_json", "realnews")
-                d.id = f"realnews/{name}:{len(lines)}"
+                d.id = f"realnews/realnews/{name}:{len(lines)}"
                 domain = rng.choice(["dailyledger.example.com", "northwind-times.example.com", "citybeat.example.com"])
                 month, day, year = rng.randint(1, 12), rng.randint(1, 28), rng.randint(2016, 2019)
                 rec = {"title": d.title, "text": d.text, "summary": None,
@@ -98,7 +98,7 @@ class _Writer:
         self.rng("cc_stories").shuffle(docs)
         for i, d in enumerate(docs):
             name = f"story-{i:05d}.txt"
-            d.id = f"cc_stories/{name}"
+            d.id = f"cc_stories/cc_stories/{name}"
             write_bytes(os.path.join(self.out, "cc_stories", name), d.text.encode() + b"\n")
 
     def common_crawl(self, slug: str, docs: list[PlannedDoc]) -> None:
@@ -113,11 +113,11 @@ class _Writer:
                 page_rng = random.Random(d.render_seed)
                 page = html_page.make_page(page_rng, d.render_seed, d.title, d.text)
                 k = warc.add_page(page.url, html_page.render(page, page_rng), page.content_type)
-                d.id = f"{slug}/{name}#{k}"
+                d.id = f"{slug}/common_crawl/{snapshot}/{name}#{k}"
             if f == len(files) - 1:  # the crawler died mid-write: the last record is cut short
                 page = html_page.make_page(rng, 0, "Daily offers", planting.spam("repeated_lines", rng))
                 k = warc.add_page(page.url, html_page.render(page, rng), page.content_type, truncate=True)
-                self._malformed(f"{slug}/{name}#{k}", f"common_crawl/{snapshot}/{name}#{k}",
+                self._malformed(f"{slug}/common_crawl/{snapshot}/{name}#{k}", f"common_crawl/{snapshot}/{name}#{k}",
                                 "truncated_warc_record", slug)
             write_bytes(os.path.join(self.out, "common_crawl", snapshot, name), warc.getvalue())
 

@@ -37,13 +37,31 @@ def random_docs(rng: np.random.Generator, n: int, lo: int = 1, hi: int = 40,
     return [list(rng.integers(0, 998, size=int(rng.integers(lo, hi)))) + [eod] for _ in range(n)]
 
 
+def record_shards(root: str, rows: list[dict]) -> None:
+    """RUN/stats/shards.parquet as curate writes it (the checksums blend verifies against)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(os.path.join(root, "stats"), exist_ok=True)
+    cols = ("source", "shard", "prefix", "documents", "tokens", "bin_sha256", "idx_sha256")
+    pq.write_table(pa.table({c: [r[c] for r in rows] for c in cols}),
+                   os.path.join(root, "stats", "shards.parquet"))
+
+
 def make_run(root: str, sources: dict[str, list[list[list[int]]]],
              tokenizer: dict | None = None) -> str:
-    """RUN/shards/<source>/<source>_NNNNN.{bin,idx} (one entry per shard) + RUN/run.json."""
+    """RUN/shards/<source>/<source>_NNNNN.{bin,idx} (one entry per shard), RUN/run.json and
+    RUN/stats/shards.parquet (the shards' recorded checksums)."""
     os.makedirs(root, exist_ok=True)
+    rows = []
     for name, shards in sources.items():
         for k, docs in enumerate(shards):
-            write_shard(os.path.join(root, "shards", name, f"{name}_{k:05d}"), docs)
+            rel = f"shards/{name}/{name}_{k:05d}"
+            info = write_shard(os.path.join(root, *rel.split("/")), docs)
+            rows.append({"source": name, "shard": k, "prefix": rel, "documents": info.documents,
+                         "tokens": info.tokens, "bin_sha256": info.bin_sha256,
+                         "idx_sha256": info.idx_sha256})
+    record_shards(root, rows)
     with open(os.path.join(root, "run.json"), "w") as f:
         json.dump({"format_version": 1, "tokenizer": tokenizer or FAKE_TOKENIZER}, f)
     return root

@@ -18,6 +18,7 @@ of 0.95 and a clean false-removal rate of at most 2% fail if a rule starts eatin
 from __future__ import annotations
 
 import glob
+import os
 
 import pytest
 
@@ -38,17 +39,17 @@ def read_sample(root: str) -> list:
     out = []
     for p in sorted(glob.glob(f"{root}/pile/*.jsonl.zst")):
         with open(p, "rb") as f:
-            out += read_pile(f, p)
+            out += read_pile(f, p, id_path=os.path.relpath(p, root))
     for slug, snap in (("cc_2020_50", "CC-2020-50"), ("cc_2021_04", "CC-2021-04")):
         for p in sorted(glob.glob(f"{root}/common_crawl/{snap}/*.warc.gz")):
             with open(p, "rb") as f:
-                out += read_warc(f, p, slug)
+                out += read_warc(f, p, slug, id_path=os.path.relpath(p, root))
     for p in sorted(glob.glob(f"{root}/realnews/*.jsonl")):
         with open(p, "rb") as f:
-            out += read_realnews(f, p)
+            out += read_realnews(f, p, id_path=os.path.relpath(p, root))
     for p in sorted(glob.glob(f"{root}/cc_stories/*.txt")):
         with open(p, "rb") as f:
-            out += read_cc_stories(f, p)
+            out += read_cc_stories(f, p, id_path=os.path.relpath(p, root))
     return out
 
 

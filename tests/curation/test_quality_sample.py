@@ -35,7 +35,9 @@ def test_trained_classifier_separates_planted_spam_from_curated_text(tmp_path):
     card = json.loads((out / "model_card.json").read_text())
     assert card["metrics"]["heldout"]["roc_auc"] >= AUC_FLOOR
 
-    truth = json.loads((eval_root / "ground_truth.json").read_text())["primary"]
+    # quality_train reads each file on its own: ids carry the base name, not the sample path
+    truth = {f"{i.split('/', 1)[0]}/{i.rsplit('/', 1)[1]}": c for i, c in
+             json.loads((eval_root / "ground_truth.json").read_text())["primary"].items()}
     specs = [TrainInput("pile", [str(eval_root / "pile" / "*.jsonl.zst")]),
              TrainInput("realnews", [str(eval_root / "realnews" / "*.jsonl")], source="realnews"),
              # CC spam pages are all boilerplate: only the raw page text holds them

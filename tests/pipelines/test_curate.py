@@ -46,9 +46,9 @@ def test_run_json_reports_worker_time_per_stage(run_dir):
 
 def test_planted_problems_are_removed_with_reasons(run_dir):
     rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents.parquet")).set_index("id")
-    assert rows.loc["pile_cc/00.jsonl.zst:4", "reason"] == "wrong_language"
-    assert rows.loc["openwebtext2/00.jsonl.zst:2", "stage"] == "fuzzy_dedup"
-    assert rows.loc["pile_other/00.jsonl.zst:5", "reason"] == "pile_subset_not_in_blend"
+    assert rows.loc["pile_cc/pile/00.jsonl.zst:4", "reason"] == "wrong_language"
+    assert rows.loc["openwebtext2/pile/00.jsonl.zst:2", "stage"] == "fuzzy_dedup"
+    assert rows.loc["pile_other/pile/00.jsonl.zst:5", "reason"] == "pile_subset_not_in_blend"
     assert (rows.outcome == "dead_letter").sum() == 1
     removed = [json.loads(line) for f in glob.glob(os.path.join(run_dir, "removed", "*", "*.jsonl.gz"))
                for line in gzip.open(f, "rt")]

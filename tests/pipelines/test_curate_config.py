@@ -2,8 +2,9 @@ import os
 
 import pytest
 
+from pipelines import curate
 from pipelines.config import ConfigError, load_config
-from pipeline_fixtures import write_config, write_corpus
+from pipeline_fixtures import GPT2, write_config, write_corpus
 
 
 @pytest.fixture
@@ -52,6 +53,29 @@ def test_input_root_override_and_default(tmp_path, corpus):
     ({"shards": {"max_tokens_per_shard": -1}}, r"shards\.max_tokens_per_shard"),
     ({"removed_sample": "some"}, r"removed_sample"),
     ({"priority": ["books3", "Books3"]}, r"priority"),
+    # issue 15: values of the wrong type, and settings that mean nothing where they are
+    ({"dedup": {"exact": "no"}}, r"dedup\.exact: expected true or false, got str 'no'"),
+    ({"language": {"allowed": "en"}}, r"language\.allowed: expected a list of strings, got str"),
+    ({"removed_sample": True}, r"removed_sample: expected a string or an integer, got bool"),
+    ({"inputs": [{"reader": "pile", "source": "books3", "paths": ["pile/*.jsonl.zst"]}]},
+     r"inputs\[0\]\.source: not used by reader 'pile'"),
+    ({"inputs": [{"reader": "pile", "paths": [3]}]}, r"inputs\[0\]\.paths\[0\]: expected a string, got int 3"),
+    ({"inputs": [{"reader": "pile", "paths": "pile/*.jsonl.zst"}]}, r"inputs\[0\]\.paths: expected a list"),
+    ({"inputs": [{"reader": "realnews", "source": "realnews", "extractor": "justext",
+                  "paths": ["realnews/*.jsonl"]}]}, r"inputs\[0\]\.extractor: only used by reader 'warc'"),
+    ({"inputs": [{"reader": "pile"}]}, r"inputs\[0\]\.paths: required setting is missing"),
+    ({"inputs": "pile/*.jsonl.zst"}, r"inputs: expected a list"),
+    ({"dedup": {"fuzzy": {"threshold": "0.8"}}}, r"dedup\.fuzzy\.threshold: expected a number"),
+    ({"dedup": {"fuzzy": {"num_perm": 12.5}}}, r"dedup\.fuzzy\.num_perm: expected an integer"),
+    ({"heuristics": {"min_words": "50"}}, r"heuristics\.min_words: expected an integer or null"),
+    ({"heuristics": {"min_wrds": 50}}, r"heuristics\.min_wrds: unknown setting; did you mean 'min_words'"),
+    ({"decontamination": {"enabled": "yes"}}, r"decontamination\.enabled: expected true or false"),
+    ({"decontamination": {"ngram_word": 13}}, r"decontamination\.ngram_word: unknown setting"),
+    ({"tokenizer": {"path": GPT2, "min_tokens": True}}, r"tokenizer\.min_tokens: expected an integer, got bool"),
+    ({"skip_sources": {"language": "github"}}, r"skip_sources\.language: expected a list of strings"),
+    ({"quality": {"threshold": "high"}}, r"quality\.threshold: expected a number"),
+    ({"name": 5}, r"name: expected a string"),
+    ({"bogus": 1}, r"bogus: unknown setting"),
 ])
 def test_invalid_settings_are_named(tmp_path, corpus, overrides, setting):
     with pytest.raises(ConfigError, match=setting):
@@ -66,3 +90,64 @@ def test_demo_config_parses_without_inputs(tmp_path):
     # The shipped tokenizer travels as a package reference, resolved on each worker.
     assert cfg.tokenizer.path == "pkg://data_manifests/tokenizers/gpt2"
     assert cfg.tokenizer.min_tokens == 128 and os.path.isdir(local_path(cfg.tokenizer.path))
+
+
+def test_config_error_stops_curate_before_any_work(tmp_path, corpus):
+    path = write_config(str(tmp_path / "c.yaml"), corpus, dedup={"exact": "no"})
+    out = tmp_path / "run"
+    assert curate.run(["--config", path, "--output", str(out)]) == 2
+    assert not out.exists()  # refused before the output was even prepared
+
+
+def _two_inputs(first: list[str], second: list[str]) -> list[dict]:
+    return [{"reader": "realnews", "source": "realnews", "paths": first},
+            {"reader": "cc_stories", "source": "cc_stories", "paths": second}]
+
+
+def test_overlapping_globs_are_refused_naming_both(tmp_path, corpus):
+    with pytest.raises(ConfigError, match=r"inputs\[0\]\.paths\[1\]: .*rn\.jsonl' already matched by "
+                                          r"inputs\[0\]\.paths\[0\]"):
+        _load(tmp_path, corpus, inputs=[{"reader": "realnews", "source": "realnews",
+                                         "paths": ["realnews/*.jsonl", "realnews/rn.jsonl"]}])
+
+
+def test_same_file_through_a_symlink_or_hard_link_is_refused(tmp_path, corpus):
+    os.symlink(os.path.join(corpus, "realnews"), os.path.join(corpus, "news_link"))
+    with pytest.raises(ConfigError, match=r"inputs\[1\]\.paths\[0\].*already matched by inputs\[0\]"
+                                          r"\.paths\[0\].*the same file"):
+        _load(tmp_path, corpus, inputs=[
+            {"reader": "realnews", "source": "realnews", "paths": ["realnews/*.jsonl"]},
+            {"reader": "realnews", "source": "realnews", "paths": ["news_link/*.jsonl"]}])
+    os.link(os.path.join(corpus, "cc_stories", "s1.txt"), os.path.join(corpus, "s1_again.txt"))
+    with pytest.raises(ConfigError, match=r"inputs\[1\]\.paths\[1\].*s1_again\.txt.*the same file"):
+        _load(tmp_path, corpus, inputs=_two_inputs(["realnews/*.jsonl"],
+                                                   ["cc_stories/*.txt", "s1_again.txt"]))
+
+
+def test_same_base_name_in_two_folders_is_fine_and_ids_differ(tmp_path, corpus):
+    from curation.readers.files import id_path
+
+    os.makedirs(os.path.join(corpus, "more", "realnews"))
+    with open(os.path.join(corpus, "more", "realnews", "rn.jsonl"), "w") as f:
+        f.write("{}\n")
+    cfg = _load(tmp_path, corpus, inputs=_two_inputs(["realnews/*.jsonl", "more/realnews/*.jsonl"],
+                                                     ["cc_stories/*.txt"]))
+    assert len(cfg.inputs[0].paths) == 2
+    assert {id_path(p, cfg.input_root) for p in (os.path.join(corpus, "realnews", "rn.jsonl"),
+                                                 os.path.join(corpus, "more", "realnews", "rn.jsonl"))
+            } == {"realnews/rn.jsonl", "more/realnews/rn.jsonl"}
+
+
+def test_a_key_given_twice_is_refused(tmp_path, corpus):
+    path = write_config(str(tmp_path / "c.yaml"), corpus)
+    with open(path, "a") as f:
+        f.write("name: second\n")
+    with pytest.raises(ConfigError, match=r"duplicate key 'name'"):
+        load_config(path)
+
+
+def test_not_utf8_config_is_a_config_error(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"name: caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"--config"):
+        load_config(str(path))

@@ -36,7 +36,8 @@ def dedup_run(tmp_path_factory):
     cfg = load_config(str(DEMO), input_root=str(sample))
     out_dir = tmp_path_factory.mktemp("out")
     with TestPipeline(runner="FnApiRunner") as p:
-        reads = [p | f"Read{i}" >> ReadInputs(spec) for i, spec in enumerate(cfg.inputs)]
+        reads = [p | f"Read{i}" >> ReadInputs(spec, input_root=cfg.input_root)
+                 for i, spec in enumerate(cfg.inputs)]
         docs = [r["docs"] for r in reads] | beam.Flatten() | Normalize()
         exact = docs | ExactDedup(cfg.priority)
         fuzzy = exact["kept"] | FuzzyDedup(cfg.dedup.fuzzy, cfg.priority)

@@ -93,5 +93,5 @@ def test_curate_records_model_and_writes_quality_histograms(tmp_path, model):
     assert {"kept", "removed"} <= set(q["outcome"]) and q["count"].sum() == len(scored)
     assert (q["bin_hi"] - q["bin_lo"]).round(2).eq(0.05).all()
     removed = pd.read_json(next((run / "removed" / "quality").glob("*.jsonl.gz")), lines=True)
-    assert "realnews/rn.jsonl:2" in set(removed["id"])
+    assert "realnews/realnews/rn.jsonl:2" in set(removed["id"])
     assert all(d["score"] < 0.5 and d["rule"] == "threshold" for d in removed["detail"])

@@ -1,0 +1,107 @@
+"""``ReadInputs`` against hostile files (issue 15): nothing blocks, nothing vanishes, and a record
+that Beam could not encode is a dead letter instead of a dead job."""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+
+import apache_beam as beam
+from apache_beam.testing.util import assert_that, equal_to
+
+from curation.document import Document
+from pipelines.config import InputSpec
+from pipelines.read import ReadInputs
+from pipeline_fixtures import english
+
+BOUND_S = 60  # generous: the whole pipeline takes a few seconds; a FIFO would block forever
+
+
+@contextlib.contextmanager
+def time_bound(seconds: int):
+    def _expired(*_):
+        raise TimeoutError(f"took longer than {seconds}s: something blocked")
+
+    old = signal.signal(signal.SIGALRM, _expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _outputs(pipeline, spec, root):
+    out = pipeline | ReadInputs(spec, input_root=root)
+    return {k: out[k] for k in ("docs", "removed", "dead_letter")}
+
+
+def test_special_files_are_dead_letters_and_never_opened(pipeline, tmp_path):
+    root = tmp_path / "raw"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    good = json.dumps({"text": english(1)}) + "\n"
+    (root / "a" / "x.jsonl").write_text(good)
+    (root / "b" / "x.jsonl").write_text(good)  # same base name: ids must still differ
+    os.mkfifo(root / "a" / "pipe.jsonl")
+    os.symlink(root / "nowhere", root / "a" / "broken.jsonl")
+    os.symlink(root / "a" / "loop2.jsonl", root / "a" / "loop1.jsonl")
+    os.symlink(root / "a" / "loop1.jsonl", root / "a" / "loop2.jsonl")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(root / "a" / "sock.jsonl"))
+    (root / "dir.jsonl").mkdir()
+    spec = InputSpec("realnews", [str(root / "*" / "*.jsonl"), str(root / "dir.jsonl")], "realnews")
+    try:
+        with time_bound(BOUND_S), pipeline as p:
+            out = _outputs(p, spec, str(root))
+            assert_that(out["docs"] | beam.Map(lambda d: d.id),
+                        equal_to(["realnews/a/x.jsonl:0", "realnews/b/x.jsonl:0"]), label="ids")
+            assert_that(out["dead_letter"] | beam.Map(lambda d: (os.path.basename(d.location),
+                                                                 d.error.split(":")[0])),
+                        equal_to([("pipe.jsonl:0", "not_a_regular_file"),
+                                  ("broken.jsonl:0", "not_a_regular_file"),
+                                  ("loop1.jsonl:0", "not_a_regular_file"),
+                                  ("loop2.jsonl:0", "not_a_regular_file"),
+                                  ("sock.jsonl:0", "not_a_regular_file"),
+                                  ("dir.jsonl:0", "not_a_regular_file")]), label="dead")
+    finally:
+        sock.close()
+
+
+def test_fifo_matched_by_a_warc_glob_does_not_block(pipeline, tmp_path):
+    os.mkfifo(tmp_path / "a.warc.gz")
+    spec = InputSpec("warc", [str(tmp_path / "*.warc.gz")], "cc_2020_50")
+    with time_bound(BOUND_S), pipeline as p:
+        out = _outputs(p, spec, str(tmp_path))
+        assert_that(out["dead_letter"] | beam.Map(lambda d: (d.location.endswith("a.warc.gz#0"),
+                                                             d.error)),
+                    equal_to([(True, "not_a_regular_file: a FIFO (named pipe)")]))
+
+
+def _deep_meta_reader(fileobj, file_name, source="realnews", *, id_path=None, **_):
+    """A reader that forgot to bound its metadata (the pipeline must not trust readers)."""
+    deep: dict = {}
+    node = deep
+    for _ in range(800):
+        node["a"] = {}
+        node = node["a"]
+    yield Document(f"{source}/{id_path}:0", source, english(2), meta={"deep": deep})
+    yield Document(f"{source}/{id_path}:1", source, english(3), meta={"surrogate": "\udc80"})
+    yield Document(f"{source}/{id_path}:2", source, english(4))
+
+
+def test_record_that_cannot_be_encoded_is_a_dead_letter_not_a_dead_job(pipeline, tmp_path, monkeypatch):
+    import curation.readers
+
+    monkeypatch.setattr(curation.readers, "read_realnews", _deep_meta_reader)
+    (tmp_path / "n.jsonl").write_text("{}\n")
+    spec = InputSpec("realnews", [str(tmp_path / "n.jsonl")], "realnews")
+    with time_bound(BOUND_S), pipeline as p:
+        out = _outputs(p, spec, str(tmp_path))
+        assert_that(out["docs"] | beam.Map(lambda d: d.id), equal_to(["realnews/n.jsonl:2"]), label="docs")
+        assert_that(out["dead_letter"] | beam.Map(lambda d: (os.path.basename(d.location), d.error)),
+                    equal_to([("n.jsonl:0", "unencodable_record: meta: nested deeper than 32 levels"),
+                              ("n.jsonl:1", "unencodable_record: meta: lone surrogate in a string")]),
+                    label="dead")
