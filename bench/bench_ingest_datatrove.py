@@ -49,7 +49,8 @@ FAMILIES = [("pile", "pile/*.jsonl.zst", None), ("realnews", "realnews/*.jsonl",
 # --- the same clean input for both sides ---------------------------------------------------------
 
 def _complete_warc_members(data: bytes) -> tuple[bytes, int]:
-    """The gzip members of a .warc.gz that decompress fully and hold their whole record."""
+    """The gzip members of a .warc.gz that decompress fully and hold their whole record, and
+    how many of them are responses (pages: the documents both readers produce)."""
     out, pos, records = [], 0, 0
     while pos < len(data):
         d = zlib.decompressobj(31)
@@ -66,7 +67,7 @@ def _complete_warc_members(data: bytes) -> tuple[bytes, int]:
         if not sep or length is None or len(payload) < length:
             break
         out.append(data[pos:end])
-        records += 1
+        records += b"WARC-Type: response" in head
         pos = end
     return b"".join(out), records
 
@@ -218,9 +219,11 @@ def ensure_datatrove(venv: str) -> str:
     if not os.path.exists(python):
         print(f"creating datatrove's venv {venv} (once)", flush=True)
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        # spacy: the Gopher filters' word tokenizer; zstandard: .zst through fsspec; the last
+        # three: datatrove's WarcReader (python-magic needs the libmagic1 Debian package).
         subprocess.run([python, "-m", "pip", "install", "-q", "datatrove[processing]==0.10.1",
-                        "justext==3.0.2", "orjson", "faust-cchardet", "python-magic", "warcio"],
-                       check=True)  # the last three: datatrove's WarcReader (python-magic needs libmagic1)
+                        "justext==3.0.2", "lxml_html_clean", "orjson", "spacy", "zstandard", "faust-cchardet",
+                        "python-magic", "warcio"], check=True)
     return python
 
 
