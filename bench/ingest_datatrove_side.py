@@ -54,13 +54,16 @@ def main() -> None:
     class JusText(BaseExtractor):
         name = "jusText"
 
-        def __init__(self, timeout: float = 60):
+        def __init__(self, timeout: float = 300):  # generous: a loaded machine must not drop pages
             super().__init__(timeout)
 
         def extract(self, text: str) -> str:
             import justext
 
-            paragraphs = justext.justext(text, justext.get_stoplist("English"))
+            try:
+                paragraphs = justext.justext(text, justext.get_stoplist("English"))
+            except Exception:  # noqa: BLE001 - e.g. an empty page; raising here kills datatrove's
+                return ""      # extraction process and costs the whole timeout (ours drops the page too)
             return "\n\n".join(p.text for p in paragraphs if not p.is_boilerplate)
 
     def filters(kind: str) -> list:
@@ -76,7 +79,7 @@ def main() -> None:
                    JsonlReader(f"{args.input}/realnews", glob_pattern="*.jsonl", compression=None)],
          len(jsonl)),
         ("warc", [WarcReader(f"{args.input}/common_crawl", glob_pattern="*/*.warc.gz"),
-                  JusText() if args.extractor == "justext" else Trafilatura(timeout=60)], len(warcs)),
+                  JusText() if args.extractor == "justext" else Trafilatura(timeout=300)], len(warcs)),
     ]
     for kind, head, n_files in runs:
         LocalPipelineExecutor(pipeline=head + filters(kind), tasks=max(1, n_files), workers=args.workers,
