@@ -18,7 +18,9 @@ on both sides (no ``skip_sources``).
 Same input: ``mtnlg sample-data --docs N`` with the fault-injected records taken out (a bad
 JSON line, an invalid UTF-8 line, a truncated .zst, truncated WARC records: datatrove's stock
 readers drop the rest of a file after an invalid UTF-8 line and die on a truncated .warc.gz)
-and without CC-Stories (.txt, which datatrove has no reader for).
+and without CC-Stories (.txt, which datatrove has no reader for), rewritten as files of at most
+250 JSONL records or 50 WARC pages: datatrove parallelises by file, so the generator's few big
+files would leave one of its workers idle at the end (ours splits inside files either way).
 
 Measured per run: wall seconds, and CPU seconds of the run's whole process tree (a cpuacct
 cgroup when writable, as root; otherwise RUSAGE_CHILDREN).  docs = records in the input files.
@@ -48,9 +50,9 @@ FAMILIES = [("pile", "pile/*.jsonl.zst", None), ("realnews", "realnews/*.jsonl",
 
 # --- the same clean input for both sides ---------------------------------------------------------
 
-def _complete_warc_members(data: bytes) -> tuple[bytes, int]:
-    """The gzip members of a .warc.gz that decompress fully and hold their whole record, and
-    how many of them are responses (pages: the documents both readers produce)."""
+def _complete_warc_members(data: bytes) -> tuple[list[tuple[bytes, bytes]], int]:
+    """The gzip members of a .warc.gz that decompress fully and hold their whole record, as
+    (member bytes, WARC header block), and how many are responses (pages: the documents)."""
     out, pos, records = [], 0, 0
     while pos < len(data):
         d = zlib.decompressobj(31)
@@ -66,14 +68,23 @@ def _complete_warc_members(data: bytes) -> tuple[bytes, int]:
                        if line.lower().startswith(b"content-length:")), None)
         if not sep or length is None or len(payload) < length:
             break
-        out.append(data[pos:end])
+        out.append((data[pos:end], head))
         records += b"WARC-Type: response" in head
         pos = end
-    return b"".join(out), records
+    return out, records
 
 
-def prepare_input(src: str, dst: str) -> int:
-    """Copy ``src`` to ``dst`` without its fault-injected records; the number of records kept."""
+def _write_chunks(dst: str, stem: str, ext: str, items: list[bytes], per_file: int, pack) -> None:
+    os.makedirs(dst, exist_ok=True)
+    for k in range(0, max(len(items), 1), per_file):
+        with open(os.path.join(dst, f"{stem}-{k // per_file:04d}{ext}"), "wb") as f:
+            f.write(pack(items[k:k + per_file]))
+
+
+def prepare_input(src: str, dst: str, per_file: int = 250) -> int:
+    """Copy ``src`` to ``dst`` without its fault-injected records, in files of at most
+    ``per_file`` documents (datatrove parallelises by file: a few big files would leave one of
+    its workers idle at the end; ours splits within files); the number of documents kept."""
     import zstandard
 
     if os.path.exists(os.path.join(dst, "records.json")):
@@ -93,9 +104,8 @@ def prepare_input(src: str, dst: str) -> int:
                 continue
             lines.append(line)
         records += len(lines)
-        os.makedirs(f"{dst}/pile", exist_ok=True)
-        with open(f"{dst}/pile/{os.path.basename(path)}", "wb") as f:
-            f.write(zstandard.ZstdCompressor().compress(b"\n".join(lines) + b"\n"))
+        _write_chunks(f"{dst}/pile", os.path.basename(path).split(".")[0], ".jsonl.zst", lines, per_file,
+                      lambda chunk: zstandard.ZstdCompressor().compress(b"\n".join(chunk) + b"\n"))
     for path in sorted(glob.glob(f"{src}/realnews/*.jsonl")):
         lines = []
         for line in open(path, "rb").read().splitlines():
@@ -105,14 +115,23 @@ def prepare_input(src: str, dst: str) -> int:
             except (UnicodeDecodeError, ValueError):
                 continue
         records += len(lines)
-        os.makedirs(f"{dst}/realnews", exist_ok=True)
-        open(f"{dst}/realnews/{os.path.basename(path)}", "wb").write(b"\n".join(lines) + b"\n")
+        _write_chunks(f"{dst}/realnews", os.path.basename(path).split(".")[0], ".jsonl", lines, per_file,
+                      lambda chunk: b"\n".join(chunk) + b"\n")
     for path in sorted(glob.glob(f"{src}/common_crawl/*/*.warc.gz")):
         rel = os.path.relpath(path, src)
-        data, n = _complete_warc_members(open(path, "rb").read())
+        members, n = _complete_warc_members(open(path, "rb").read())
         records += n
-        os.makedirs(os.path.dirname(f"{dst}/{rel}"), exist_ok=True)
-        open(f"{dst}/{rel}", "wb").write(data)
+        info = [m for m, head in members if b"WARC-Type: warcinfo" in head]
+        pages: list[bytes] = []  # a request member and its response travel together
+        for m, head in members:
+            if b"WARC-Type: warcinfo" in head:
+                continue
+            if b"WARC-Type: request" in head or not pages:
+                pages.append(m)
+            else:
+                pages[-1] += m
+        _write_chunks(os.path.dirname(f"{dst}/{rel}"), os.path.basename(path).split(".")[0], ".warc.gz",
+                      pages, max(1, per_file // 5), lambda chunk: b"".join(info[:1] + chunk))  # pages cost ~5x
     json.dump({"records": records}, open(os.path.join(dst, "records.json"), "w"))
     return records
 
