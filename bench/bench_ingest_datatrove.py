@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import gzip
 import json
 import os
 import resource
@@ -226,11 +225,13 @@ class Meter:
             return int(f.read())
 
     def close(self) -> None:
-        if self.path:
+        """Remove the cgroup once its last process (e.g. a forkserver) has exited."""
+        for _ in range(50) if self.path else ():
             try:
                 os.rmdir(self.path)
+                return
             except OSError:
-                pass
+                time.sleep(0.2)
 
 
 def ensure_datatrove(venv: str) -> str:
