@@ -48,6 +48,8 @@ class Document:
     lang_score: float | None = None
     quality_score: float | None = None
     tokens: int | None = None
+    heuristic_scores: dict[str, float] | None = None
+    """Every heuristic rule's score (``curation.heuristics.SCORE_COLUMNS``); None until scored."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,22 +1,47 @@
-"""Gopher / C4 style heuristic quality filters.
+"""Gopher / C4 heuristic quality filters: every rule records a score, the config decides.
 
 Thresholds are Gopher's (Rae et al. 2021, "Scaling Language Models", appendix A.1.1 "quality
 filtering" and table A1 repetition thresholds) unless noted; C4 rules are from Raffel et al. 2020
-section 2.2.  ``apply_heuristics`` runs rules cheapest first and returns the first failure.
+section 2.2.
+
+Two pure steps, so that a run can be re-thresholded from its stats alone ("score once, decide
+in config", as dolma's taggers and datatrove's stats blocks do):
+
+* ``score_document(text)`` computes every rule's score, whether or not the config enables the
+  rule: a dict keyed by ``SCORE_COLUMNS``, which are also the float64 columns of
+  ``stats/documents.parquet`` (docs/run-layout.md).
+* ``decide(scores, cfg)`` walks ``RULES`` in order (cheapest first, the order the rules have
+  always run in) and returns the first failing rule's reason, or kept.  It reads nothing but
+  the scores, so a stats row decides exactly as the document did.
+
+``apply_heuristics(text, cfg)`` is both in one call.
 """
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 import re
 import string
-from collections import Counter
+import sys
 from dataclasses import dataclass, fields
+from typing import Mapping
+
+import numpy as np
 
 from curation.document import FilterResult
+from curation.repetition import WordNgrams
+
+TOP_NGRAM_SIZES = (2, 3, 4)
+"""n of the most-frequent-n-gram rules (Gopher table A1); every one is always scored."""
+DUPLICATE_NGRAM_SIZES = (5, 6, 7, 8, 9, 10)
+"""n of the duplicated-n-gram rules (Gopher table A1); every one is always scored."""
 
 
 @dataclass
 class HeuristicsConfig:
-    """Every threshold of the heuristic stage. ``None`` disables a rule."""
+    """Every threshold of the heuristic stage. ``None`` disables a rule (its score is still
+    recorded, so it can be enabled later from the stats)."""
 
     min_words: int | None = 50
     """Gopher: 50. MT-NLG's own 128-token floor is applied at tokenization."""
@@ -45,10 +70,11 @@ class HeuristicsConfig:
     """Gopher table A1: characters in duplicated paragraphs / all characters."""
     max_top_ngram_char_ratio: dict[int, float] | None = None
     """Gopher table A1: characters in the most frequent word n-gram / all characters,
-    default {2: 0.20, 3: 0.18, 4: 0.16}."""
+    default {2: 0.20, 3: 0.18, 4: 0.16}; n must be one of ``TOP_NGRAM_SIZES``."""
     max_duplicate_ngram_char_ratio: dict[int, float] | None = None
     """Gopher table A1: characters in duplicated word n-grams / all characters, default
-    {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10}."""
+    {5: 0.15, 6: 0.14, 7: 0.13, 8: 0.12, 9: 0.11, 10: 0.10}; n must be one of
+    ``DUPLICATE_NGRAM_SIZES``."""
     drop_lorem_ipsum: bool = True
     """C4: drop any page containing "lorem ipsum"."""
     max_javascript_lines_ratio: float | None = 0.5
@@ -68,29 +94,157 @@ class HeuristicsConfig:
         self.max_duplicate_ngram_char_ratio = {
             int(k): float(v) for k, v in self.max_duplicate_ngram_char_ratio.items()
         }
+        try:
+            self.validate()
+        except ValueError as e:
+            raise ValueError(f"HeuristicsConfig.{e}") from None
+
+    def validate(self) -> None:
+        """Semantic checks; raises ``ValueError("<field>: <message>")``."""
         for f in fields(self):
             value = getattr(self, f.name)
             if value is None or isinstance(value, (bool, dict)):
                 continue
             if value < 0:
-                raise ValueError(f"HeuristicsConfig.{f.name} must be >= 0, got {value}")
+                raise ValueError(f"{f.name}: must be >= 0, got {value}")
             if "ratio" in f.name and value > 1:
-                raise ValueError(f"HeuristicsConfig.{f.name} is a fraction and must be <= 1, got {value}")
-        for name in ("max_top_ngram_char_ratio", "max_duplicate_ngram_char_ratio"):
+                raise ValueError(f"{f.name}: is a fraction and must be <= 1, got {value}")
+        for name, sizes in (("max_top_ngram_char_ratio", TOP_NGRAM_SIZES),
+                            ("max_duplicate_ngram_char_ratio", DUPLICATE_NGRAM_SIZES)):
             for n, ratio in getattr(self, name).items():
-                if n < 1 or not 0 <= ratio <= 1:
-                    raise ValueError(f"HeuristicsConfig.{name}[{n}] needs n >= 1 and a ratio in [0, 1], got {ratio}")
+                if n not in sizes:
+                    raise ValueError(f"{name}: n = {n} is not scored; choose n from {list(sizes)}")
+                if not 0 <= ratio <= 1:
+                    raise ValueError(f"{name}: [{n}] needs a ratio in [0, 1], got {ratio}")
         for lo, hi in (("min_words", "max_words"), ("min_mean_word_length", "max_mean_word_length")):
             a, b = getattr(self, lo), getattr(self, hi)
             if a is not None and b is not None and a > b:
-                raise ValueError(f"HeuristicsConfig.{lo} ({a}) must be <= HeuristicsConfig.{hi} ({b})")
+                raise ValueError(f"{lo}: ({a}) must be <= {hi} ({b})")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One heuristic: drop with ``reason`` when ``score`` is below (``bound="min"``) or above
+    (``"max"``) the threshold ``cfg.<setting>`` (``cfg.<setting>[n]`` for the n-gram rules), or,
+    for a switch (``"flag"``), when the setting is on and the score is non-zero.  A rule with no
+    setting has the fixed threshold ``fixed``."""
+
+    reason: str
+    score: str
+    setting: str | None
+    bound: str
+    n: int | None = None
+    fixed: float | None = None
+
+    def threshold(self, cfg: HeuristicsConfig):
+        if self.setting is None:
+            return self.fixed
+        value = getattr(cfg, self.setting)
+        return value.get(self.n) if self.n is not None else value
+
+    def fails(self, value: float, limit) -> bool:
+        if self.bound == "flag":
+            return bool(limit) and value > 0
+        return value < limit if self.bound == "min" else value > limit
+
+
+def _ratio_rule(reason: str, name: str, bound: str = "max") -> Rule:
+    return Rule(reason, f"heur_{name}", f"{bound}_{name}", bound)
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("too_few_words", "heur_words", "min_words", "min"),
+    Rule("too_many_words", "heur_words", "max_words", "max"),
+    # Every ratio below divides by the word count: an empty document goes whatever the config.
+    Rule("too_few_words", "heur_words", None, "min", fixed=1.0),
+    Rule("lorem_ipsum", "heur_lorem_ipsum", "drop_lorem_ipsum", "flag"),
+    _ratio_rule("curly_bracket", "curly_bracket_ratio"),
+    Rule("short_mean_word_length", "heur_mean_word_length", "min_mean_word_length", "min"),
+    Rule("long_mean_word_length", "heur_mean_word_length", "max_mean_word_length", "max"),
+    _ratio_rule("symbol_word_ratio", "symbol_word_ratio"),
+    _ratio_rule("bullet_lines", "bullet_lines_ratio"),
+    _ratio_rule("ellipsis_lines", "ellipsis_lines_ratio"),
+    _ratio_rule("javascript_lines", "javascript_lines_ratio"),
+    _ratio_rule("low_alpha_words", "alpha_words_ratio", "min"),
+    Rule("few_stop_words", "heur_stop_words", "min_stop_words", "min"),
+    _ratio_rule("duplicate_lines", "duplicate_lines_ratio"),
+    _ratio_rule("duplicate_line_chars", "duplicate_lines_char_ratio"),
+    _ratio_rule("duplicate_paragraphs", "duplicate_paragraphs_ratio"),
+    _ratio_rule("duplicate_paragraph_chars", "duplicate_paragraphs_char_ratio"),
+    *(Rule(f"top_{n}gram_chars", f"heur_top_{n}gram_char_ratio", "max_top_ngram_char_ratio", "max", n)
+      for n in TOP_NGRAM_SIZES),
+    *(Rule(f"duplicate_{n}gram_chars", f"heur_duplicate_{n}gram_char_ratio",
+           "max_duplicate_ngram_char_ratio", "max", n) for n in DUPLICATE_NGRAM_SIZES),
+)
+SCORE_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys(r.score for r in RULES))
+"""Every score, in rule order: the keys of ``Document.heuristic_scores`` and the float64
+columns the per-document stats carry (null where the heuristics did not score a document)."""
+
+
+def decide(scores: Mapping[str, float | None], cfg: HeuristicsConfig) -> FilterResult:
+    """The first enabled rule whose score fails its threshold, or kept.
+
+    ``scores`` is ``score_document``'s dict or a ``stats/documents.parquet`` row: applying another
+    config to stored scores gives the decision a rerun with that config would give."""
+    for rule in RULES:
+        limit = rule.threshold(cfg)
+        if limit is None:
+            continue
+        value = scores.get(rule.score)
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            raise ValueError(f"no {rule.score} score: the document was not scored by the heuristics "
+                             "stage (removed earlier, or its source skips heuristics)")
+        if rule.fails(value, limit):
+            return FilterResult.drop(rule.reason)
+    return FilterResult.kept()
+
+
+def apply_heuristics(text: str, cfg: HeuristicsConfig) -> FilterResult:
+    """``decide(score_document(text), cfg)``."""
+    return decide(score_document(text), cfg)
+
+
+def score_columns(scores: Mapping[str, float] | None) -> dict[str, float | None]:
+    """The stats row's score columns for ``Document.heuristic_scores`` (all null for None)."""
+    if scores is None:
+        return dict.fromkeys(SCORE_COLUMNS)
+    return {c: scores.get(c) for c in SCORE_COLUMNS}
 
 
 STOP_WORDS = frozenset({"the", "be", "to", "of", "and", "that", "have", "with"})
 BULLETS = ("•", "●", "○", "◦", "▪", "▫", "‣", "⁃", "-", "*", "–", "·")
 ELLIPSES = ("...", "…")
-_PUNCT = frozenset(string.punctuation + "“”‘’«»…–—")
+_PUNCT_CHARS = string.punctuation + "“”‘’«»…–—"
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
+# A "word" is a maximal run of non-space characters: exactly str.split()'s words (re's \s and
+# str.isspace agree on every code point; tests check it).  Patterns begin with the character
+# class and look behind from there, so the regex engine can skip to candidate characters.
+def _whole_words_of(char_class: str) -> re.Pattern:
+    return re.compile(rf"{char_class}(?<!\S{char_class}){char_class}*(?!\S)")
+
+
+_PUNCT_WORD_RE = _whole_words_of(f"[{re.escape(_PUNCT_CHARS)}]")
+_ASCII_NO_ALPHA_WORD_RE = _whole_words_of(r"[^\sA-Za-z]")
+# Stop words: the word less leading/trailing ASCII punctuation, lowercased. Only ASCII letters
+# lowercase to the letters of the stop words (U+212A KELVIN SIGN -> "k" is the one non-ASCII
+# letter lowercasing to ASCII), so the case variants are spelled out.
+_STOP_WORD_RE = re.compile(
+    r"(?<!\S)[{p}]*(?:{w})[{p}]*(?!\S)".format(
+        p=re.escape(string.punctuation),
+        w="|".join("".join(f"[{c}{c.upper()}]" for c in word) for word in sorted(STOP_WORDS))))
+
+
+@functools.lru_cache(maxsize=1)
+def _no_alpha_word_re() -> re.Pattern:
+    """Words without a character that str.isalpha() accepts (built once per process, ~0.1 s)."""
+    alpha, ranges, start = [c for c in range(sys.maxunicode + 1) if chr(c).isalpha()], [], None
+    for i, c in enumerate(alpha):
+        if start is None:
+            start = c
+        if i + 1 == len(alpha) or alpha[i + 1] != c + 1:
+            ranges.append(f"{re.escape(chr(start))}-{re.escape(chr(c))}" if c > start else re.escape(chr(c)))
+            start = None
+    return _whole_words_of(rf"[^\s{''.join(ranges)}]")
 
 
 def _duplicates(elements: list[str]) -> tuple[int, int]:
@@ -106,97 +260,52 @@ def _duplicates(elements: list[str]) -> tuple[int, int]:
     return count, chars
 
 
-def _top_ngram_chars(words: list[str], n: int) -> int:
-    """Characters covered by the most frequent word n-gram: len(ngram) x its count."""
-    counts = Counter(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
-    if not counts:
-        return 0
-    ngram, count = max(counts.items(), key=lambda kv: (kv[1], len(kv[0])))
-    return len(ngram) * count if count > 1 else 0
-
-
-def _duplicate_ngram_chars(words: list[str], n: int) -> int:
-    """Characters in word n-grams that repeat an earlier one, skipping past each repeat so
-    overlapping repeats are not counted twice (Gopher; datatrove's ``find_all_duplicate``)."""
-    seen: set[str] = set()
-    chars, i = 0, 0
-    while i < len(words) - n + 1:
-        ngram = "".join(words[i : i + n])
-        if ngram in seen:
-            chars += len(ngram)
-            i += n
-        else:
-            seen.add(ngram)
-            i += 1
-    return chars
-
-
-def apply_heuristics(text: str, cfg: HeuristicsConfig) -> FilterResult:
-    """Run the enabled rules cheapest first; the first failing rule's reason, or kept."""
+def score_document(text: str) -> dict[str, float]:
+    """Every heuristic score of ``text`` (keys ``SCORE_COLUMNS``); an empty text scores 0."""
+    scores = dict.fromkeys(SCORE_COLUMNS, 0.0)
     words = text.split()
     n_words = len(words)
-    if cfg.min_words is not None and n_words < cfg.min_words:
-        return FilterResult.drop("too_few_words")
-    if cfg.max_words is not None and n_words > cfg.max_words:
-        return FilterResult.drop("too_many_words")
-    if n_words == 0:
-        return FilterResult.drop("too_few_words")  # every ratio below divides by the word count
     lowered = text.lower()
-    if cfg.drop_lorem_ipsum and "lorem ipsum" in lowered:
-        return FilterResult.drop("lorem_ipsum")
-    if cfg.max_curly_bracket_ratio is not None and text.count("{") / n_words > cfg.max_curly_bracket_ratio:
-        return FilterResult.drop("curly_bracket")
+    scores["heur_words"] = float(n_words)
+    scores["heur_lorem_ipsum"] = 1.0 if "lorem ipsum" in lowered else 0.0
+    if n_words == 0:
+        return scores
+    scores["heur_curly_bracket_ratio"] = text.count("{") / n_words
 
-    # Mean length over words that are not pure punctuation (a lone "-" is not a word).
-    content_words = [w for w in words if any(c not in _PUNCT for c in w)]
-    mean_len = sum(len(w) for w in content_words) / len(content_words) if content_words else 0.0
-    if cfg.min_mean_word_length is not None and mean_len < cfg.min_mean_word_length:
-        return FilterResult.drop("short_mean_word_length")
-    if cfg.max_mean_word_length is not None and mean_len > cfg.max_mean_word_length:
-        return FilterResult.drop("long_mean_word_length")
-    if cfg.max_symbol_word_ratio is not None:
-        hashes = text.count("#")
-        ellipses = text.count("...") + text.count("…")
-        if max(hashes, ellipses) / n_words > cfg.max_symbol_word_ratio:
-            return FilterResult.drop("symbol_word_ratio")
+    # Whole-word regexes (the same whitespace as str.split) instead of a loop over words.
+    # Mean length is over words that are not pure punctuation (a lone "-" is not a word).
+    punct_words = _PUNCT_WORD_RE.findall(text)
+    content = n_words - len(punct_words)
+    content_chars = sum(map(len, words)) - sum(map(len, punct_words))
+    scores["heur_mean_word_length"] = content_chars / content if content else 0.0
+    no_alpha = len((_ASCII_NO_ALPHA_WORD_RE if text.isascii() else _no_alpha_word_re()).findall(text))
+    scores["heur_alpha_words_ratio"] = (n_words - no_alpha) / n_words
+    scores["heur_stop_words"] = float(len(_STOP_WORD_RE.findall(text)))
+    ellipses = text.count("...") + text.count("…")
+    scores["heur_symbol_word_ratio"] = max(text.count("#"), ellipses) / n_words
 
     lines = [ln.strip() for ln in text.split("\n")]
     lines = [ln for ln in lines if ln] or [""]
-    if cfg.max_bullet_lines_ratio is not None:
-        if sum(ln.startswith(BULLETS) for ln in lines) / len(lines) > cfg.max_bullet_lines_ratio:
-            return FilterResult.drop("bullet_lines")
-    if cfg.max_ellipsis_lines_ratio is not None:
-        if sum(ln.endswith(ELLIPSES) for ln in lines) / len(lines) > cfg.max_ellipsis_lines_ratio:
-            return FilterResult.drop("ellipsis_lines")
-    if cfg.max_javascript_lines_ratio is not None:
-        if sum("javascript" in ln.lower() for ln in lines) / len(lines) > cfg.max_javascript_lines_ratio:
-            return FilterResult.drop("javascript_lines")
-    if cfg.min_alpha_words_ratio is not None:
-        if sum(any(c.isalpha() for c in w) for w in words) / n_words < cfg.min_alpha_words_ratio:
-            return FilterResult.drop("low_alpha_words")
-    if cfg.min_stop_words is not None:
-        stops = sum(w.strip(string.punctuation).lower() in STOP_WORDS for w in words)
-        if stops < cfg.min_stop_words:
-            return FilterResult.drop("few_stop_words")
+    n_lines = len(lines)
+    scores["heur_bullet_lines_ratio"] = sum(1 for ln in lines if ln.startswith(BULLETS)) / n_lines
+    scores["heur_ellipsis_lines_ratio"] = sum(1 for ln in lines if ln.endswith(ELLIPSES)) / n_lines
+    if "javascript" in lowered:  # a line's lowercase is a piece of the text's lowercase
+        scores["heur_javascript_lines_ratio"] = sum(1 for ln in lines if "javascript" in ln.lower()) / n_lines
 
-    # Repetition (Gopher table A1): lines, paragraphs, then n-grams, the most expensive.
+    # Repetition (Gopher table A1): lines, paragraphs, then word n-grams.
     n_chars = max(len(text), 1)
     dup_lines, dup_line_chars = _duplicates(lines)
-    if cfg.max_duplicate_lines_ratio is not None and dup_lines / len(lines) > cfg.max_duplicate_lines_ratio:
-        return FilterResult.drop("duplicate_lines")
-    if cfg.max_duplicate_lines_char_ratio is not None and dup_line_chars / n_chars > cfg.max_duplicate_lines_char_ratio:
-        return FilterResult.drop("duplicate_line_chars")
+    scores["heur_duplicate_lines_ratio"] = dup_lines / n_lines
+    scores["heur_duplicate_lines_char_ratio"] = dup_line_chars / n_chars
     paragraphs = [p.strip() for p in _PARAGRAPH_RE.split(text) if p.strip()] or [""]
     dup_pars, dup_par_chars = _duplicates(paragraphs)
-    if cfg.max_duplicate_paragraphs_ratio is not None and dup_pars / len(paragraphs) > cfg.max_duplicate_paragraphs_ratio:
-        return FilterResult.drop("duplicate_paragraphs")
-    if (cfg.max_duplicate_paragraphs_char_ratio is not None
-            and dup_par_chars / n_chars > cfg.max_duplicate_paragraphs_char_ratio):
-        return FilterResult.drop("duplicate_paragraph_chars")
-    for n, limit in sorted(cfg.max_top_ngram_char_ratio.items()):
-        if _top_ngram_chars(words, n) / n_chars > limit:
-            return FilterResult.drop(f"top_{n}gram_chars")
-    for n, limit in sorted(cfg.max_duplicate_ngram_char_ratio.items()):
-        if _duplicate_ngram_chars(words, n) / n_chars > limit:
-            return FilterResult.drop(f"duplicate_{n}gram_chars")
-    return FilterResult.kept()
+    scores["heur_duplicate_paragraphs_ratio"] = dup_pars / len(paragraphs)
+    scores["heur_duplicate_paragraphs_char_ratio"] = dup_par_chars / n_chars
+
+    vocab = dict(zip(dict.fromkeys(words), itertools.count()))  # dense ids, first seen first
+    ngrams = WordNgrams(words, np.fromiter(map(vocab.__getitem__, words), np.int64, n_words))
+    for n, chars in ngrams.top_ngram_chars(TOP_NGRAM_SIZES).items():
+        scores[f"heur_top_{n}gram_char_ratio"] = chars / n_chars
+    for n, chars in ngrams.duplicate_ngram_chars(DUPLICATE_NGRAM_SIZES).items():
+        scores[f"heur_duplicate_{n}gram_char_ratio"] = chars / n_chars
+    return scores

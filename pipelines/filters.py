@@ -49,7 +49,9 @@ class LanguageFn(FilterDoFn):
 
 
 class HeuristicsFn(FilterDoFn):
-    """Gopher/C4 rules of ``curation.heuristics`` with the config's overrides."""
+    """Gopher/C4 rules of ``curation.heuristics`` with the config's overrides: every rule's
+    score is stored on the document (``heuristic_scores``, kept or removed), the config's
+    thresholds decide, and the first failing rule is the removal reason."""
 
     stage = "heuristics"
 
@@ -63,11 +65,12 @@ class HeuristicsFn(FilterDoFn):
         self._cfg = HeuristicsConfig(**self.overrides)
 
     def check(self, doc: Document) -> tuple[Document, FilterResult]:
-        from curation.heuristics import apply_heuristics
+        from curation.heuristics import decide, score_document
 
         if self._cfg is None:
             self.setup()
-        return doc, apply_heuristics(doc.text, self._cfg)
+        scores = score_document(doc.text)
+        return with_changes(doc, heuristic_scores=scores), decide(scores, self._cfg)
 
 
 class Normalize(beam.PTransform):

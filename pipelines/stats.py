@@ -14,13 +14,14 @@ import apache_beam as beam
 import pyarrow as pa
 
 from curation.document import DeadLetter, Document, Removal
+from curation.heuristics import SCORE_COLUMNS, score_columns
 from pipelines.sinks import join
 
 ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),
     ("reason", pa.string()), ("chars", pa.int64()), ("words", pa.int64()), ("lang", pa.string()),
     ("lang_score", pa.float64()), ("quality_score", pa.float64()), ("tokens", pa.int64()),
-])
+] + [(c, pa.float64()) for c in SCORE_COLUMNS])
 COUNT_SCHEMA = pa.schema([
     ("source", pa.string()), ("stage", pa.string()), ("outcome", pa.string()),
     ("reason", pa.string()), ("documents", pa.int64()),
@@ -36,7 +37,7 @@ def _doc_row(doc: Document, outcome: str, stage: str, reason: str | None) -> dic
     return {"id": doc.id, "source": doc.source, "outcome": outcome, "stage": stage,
             "reason": reason, "chars": len(doc.text), "words": len(doc.text.split()),
             "lang": doc.lang, "lang_score": doc.lang_score, "quality_score": doc.quality_score,
-            "tokens": doc.tokens}
+            "tokens": doc.tokens, **score_columns(doc.heuristic_scores)}
 
 
 def kept_row(item) -> dict:

@@ -1,0 +1,163 @@
+"""Gopher's word n-gram repetition measures, vectorised (the hot spot of the heuristic stage).
+
+Both measures give exactly what the plain definitions give (kept as the reference in
+``tests/curation/test_heuristics.py``); they differ only in cost:
+
+* ``top_ngram_chars``: characters covered by the most frequent word n-gram, ``len(" ".join(g))
+  x count`` (0 when nothing repeats), ties broken by the longer n-gram.  Words never contain
+  whitespace, so two n-grams are equal as space-joined strings exactly when their word tuples
+  are equal: an n-gram becomes one exact integer built from word ids (or, for very large
+  vocabularies, the id of its (n-1)-gram prefix and its last word), and the most frequent one is
+  found by sorting integers instead of counting one joined string per position and size.
+* ``duplicate_ngram_chars``: characters in n-grams that repeat an earlier one, walking left to
+  right and jumping past each repeat (Gopher; datatrove's ``find_all_duplicate``).  The n-gram
+  is its words joined WITHOUT a separator, as in those implementations, so ``"ab c"`` repeats
+  ``"a bc"``.  A polynomial hash of each such string (mod 2**64, every position and size at once
+  from prefix sums over the characters) finds the positions whose string may occur twice; only
+  those are walked in Python, and each repeat is confirmed by comparing the strings, so a hash
+  collision can cost time but never change the result.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_BASE = 0x9E3779B97F4A7C15  # odd, so it has an inverse mod 2**64
+_INV_BASE = pow(_BASE, -1, 1 << 64)
+_LOW_BITS = 16  # powers are looked up as low[t & 0xFFFF] * high[t >> 16]: bounded tables
+_CHUNK = 1 << 20  # characters hashed per numpy pass, so long documents stay bounded in memory
+_POWERS: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+_SIZE_MIX = 0xD6E8FEB86659FD93  # separates the sizes that share one sort
+
+
+def _powers(base: int, exponents: np.ndarray) -> np.ndarray:
+    """base ** exponents mod 2**64, elementwise (uint64 arithmetic wraps, which is the mod)."""
+    low, high = _POWERS.get(base, (None, None))
+    if low is None:
+        low = np.ones(1, np.uint64)
+        while len(low) < 1 << _LOW_BITS:  # doubling: low[k:2k] = low[:k] * base^k
+            low = np.concatenate([low, low * np.uint64(pow(base, len(low), 1 << 64))])
+        high = np.ones(1, np.uint64)
+    need = (int(exponents.max()) >> _LOW_BITS) + 1 if len(exponents) else 1
+    if len(high) < need:
+        step, grown = pow(base, 1 << _LOW_BITS, 1 << 64), [int(v) for v in high]
+        while len(grown) < need:
+            grown.append(grown[-1] * step % (1 << 64))
+        high = np.array(grown, np.uint64)
+    _POWERS[base] = (low, high)
+    return low[exponents & ((1 << _LOW_BITS) - 1)] * high[exponents >> _LOW_BITS]
+
+
+class WordNgrams:
+    """The words of one document, prepared once for every n-gram size."""
+
+    def __init__(self, words: list[str], word_ids: np.ndarray | None = None) -> None:
+        self.words = words
+        self.n_words = len(words)
+        lengths = np.fromiter(map(len, words), np.int64, self.n_words)
+        self.offsets = np.zeros(self.n_words + 1, np.int64)
+        np.cumsum(lengths, out=self.offsets[1:])
+        if word_ids is None:
+            vocab: dict[str, int] = {}
+            word_ids = np.fromiter((vocab.setdefault(w, len(vocab)) for w in words), np.int64, self.n_words)
+        self.word_ids = word_ids
+
+    # --- most frequent n-gram (space-joined, i.e. word-tuple equality) -----------------------
+
+    def top_ngram_chars(self, sizes) -> dict[int, int]:
+        """{n: characters of the most frequent n-gram x its count, 0 if none repeats}."""
+        out = {n: 0 for n in sizes}
+        if not out or self.n_words < 2:
+            return out
+        ids = self.word_ids
+        vocab = int(ids.max()) + 1
+        exact = vocab ** max(sizes) < 1 << 62  # the whole n-gram fits one int64
+        keys = ids
+        for n in range(2, max(sizes) + 1):
+            m = self.n_words - n + 1
+            if m <= 0:
+                break
+            keys = keys[:-1] * vocab + ids[n - 1:]
+            if not exact:  # renumber the n-grams densely (< n_words) before the next product
+                keys = np.unique(keys, return_inverse=True)[1].reshape(-1)
+            if n in out:
+                out[n] = self._top_chars(keys, n, m)
+        return out
+
+    def _top_chars(self, keys: np.ndarray, n: int, m: int) -> int:
+        ordered = np.sort(keys)
+        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        runs = np.diff(np.append(starts, m))
+        top = int(runs.max())
+        if top <= 1:
+            return 0
+        winners = ordered[starts[runs == top]]
+        at = keys == winners[0] if len(winners) == 1 else np.isin(keys, winners)
+        spans = self.offsets[n:n + m][at] - self.offsets[:m][at]
+        return (int(spans.max()) + n - 1) * top
+
+    # --- duplicated n-grams (joined without separator, Gopher's definition) ------------------
+
+    def duplicate_ngram_chars(self, sizes) -> dict[int, int]:
+        """{n: characters in n-grams repeating an earlier one, skipping past each repeat}."""
+        out = {n: 0 for n in sizes}
+        sizes = [n for n in sizes if self.n_words - n + 1 > 1]
+        if not sizes:
+            return out
+        prefix, weight = self._prefix_hashes()
+        keys = []
+        for n in sizes:
+            m = self.n_words - n + 1
+            keys.append((prefix[n:n + m] - prefix[:m]) * weight[:m] ^ np.uint64(_SIZE_MIX * n % (1 << 64)))
+        flat = np.concatenate(keys)
+        order = np.argsort(flat)
+        same = flat[order[1:]] == flat[order[:-1]]
+        if not same.any():
+            return out
+        repeated = np.zeros(len(flat), bool)
+        repeated[order[1:][same]] = True
+        repeated[order[:-1][same]] = True
+        joined = "".join(self.words)
+        offsets = self.offsets.tolist()
+        at = 0
+        for n, k in zip(sizes, keys):
+            candidates = np.flatnonzero(repeated[at:at + len(k)])
+            at += len(k)
+            if len(candidates):
+                out[n] = _walk(joined, offsets, candidates.tolist(), n)
+        return out
+
+    def _prefix_hashes(self) -> tuple[np.ndarray, np.ndarray]:
+        """(P, W): P[k] = sum over characters t before word k of code[t] * base^-t, and
+        W[k] = base^offsets[k], so the n-gram at word i hashes to (P[i+n] - P[i]) * W[i], which
+        depends only on its characters, not on where it stands."""
+        codes = np.frombuffer("".join(self.words).encode("utf-32-le", "surrogatepass"), np.uint32)
+        offsets = self.offsets
+        prefix = np.zeros(len(offsets), np.uint64)
+        carried = 0
+        for start in range(0, len(codes), _CHUNK):
+            chunk = codes[start:start + _CHUNK].astype(np.uint64)
+            sums = np.cumsum(chunk * _powers(_INV_BASE, np.arange(start, start + len(chunk))))
+            # word boundaries o with start < o <= start + len(chunk) end inside this chunk
+            lo = np.searchsorted(offsets, start, side="right")
+            hi = np.searchsorted(offsets, start + len(chunk), side="right")
+            prefix[lo:hi] = sums[offsets[lo:hi] - start - 1] + np.uint64(carried)
+            carried = (carried + int(sums[-1])) % (1 << 64)
+        return prefix, _powers(_BASE, offsets)
+
+
+def _walk(joined: str, offsets: list[int], candidates: list[int], n: int) -> int:
+    """The reference left-to-right walk, visiting only positions whose string may repeat: any
+    other position holds a first occurrence that no later string equals, so it neither counts
+    nor matters to what ``seen`` holds for the candidates."""
+    seen: set[str] = set()
+    chars = next_free = 0
+    for i in candidates:
+        if i < next_free:  # jumped over by the repeat before it
+            continue
+        ngram = joined[offsets[i]:offsets[i + n]]
+        if ngram in seen:
+            chars += len(ngram)
+            next_free = i + n
+        else:
+            seen.add(ngram)
+    return chars
