@@ -148,13 +148,10 @@ class _CheckStar(beam.DoFn):
             yield (node, next(iter(parents)))
 
 
-def _round_row(i: int):
-    rounds_used = beam.metrics.Metrics.counter(NAMESPACE, "rounds_used")
-
-    def row(active: int, done: int) -> dict:
-        if active:
-            rounds_used.inc()
-        return {"round": i, "edges": active, "done": done}
+def _round_row(i: int, tallies) -> dict:
+    row = {"round": i, **dict(tallies)}
+    if row["edges"]:
+        beam.metrics.Metrics.counter(NAMESPACE, "rounds_used").inc()
     return row
 
 
@@ -179,13 +176,14 @@ class ConnectedComponents(beam.PTransform):
     def expand(self, edges):
         edges = edges | "Orient" >> beam.Map(lambda e: (min(e), max(e)))
         finals = edges.pipeline | "NoFinals" >> beam.Create([])
-        done, rows = [], []
+        done, tallies = [], []
         for i in range(1, self.rounds + 1):
             active = edges | f"Count{i:02d}" >> beam.Map(_count(f"round_{i:02d}"))
             edges, finals, finished = (active, finals) | f"Round{i:02d}" >> _Round()
             done.append(finished)
-            if self.round_counts:
-                rows.append(self._round_row(i, active, finished))
+            if self.round_counts:  # fused into the round's own steps: no extra pass
+                tallies.append(active | f"TallyActive{i:02d}" >> beam.Map(lambda _, i=i: ((i, "edges"), 1)))
+                tallies.append(finished | f"TallyDone{i:02d}" >> beam.Map(lambda _, i=i: ((i, "done"), 1)))
         labels = (
             (tuple(done) | "AllDone" >> beam.Flatten()
              | "DoneLabels" >> beam.Map(lambda e: (e[1], e[0])),
@@ -193,14 +191,16 @@ class ConnectedComponents(beam.PTransform):
             | "AllLabels" >> beam.Flatten())
         if not self.round_counts:
             return labels
-        return {"labels": labels, "rounds": rows | "AllRounds" >> beam.Flatten()}
-
-    @staticmethod
-    def _round_row(i: int, active, finished):
-        n_done = finished | f"Done{i:02d}" >> beam.combiners.Count.Globally()
-        return (active
-                | f"Active{i:02d}" >> beam.combiners.Count.Globally()
-                | f"Row{i:02d}" >> beam.Map(_round_row(i), beam.pvalue.AsSingleton(n_done)))
+        zeros = edges.pipeline | "ZeroTallies" >> beam.Create(
+            [((i, k), 0) for i in range(1, self.rounds + 1) for k in ("edges", "done")])
+        rows = (
+            (*tallies, zeros)
+            | "AllTallies" >> beam.Flatten()
+            | "SumTallies" >> beam.CombinePerKey(sum)
+            | "ByRound" >> beam.MapTuple(lambda ik, n: (ik[0], (ik[1], n)))
+            | "GroupRounds" >> beam.GroupByKey()
+            | "RoundRows" >> beam.MapTuple(_round_row))
+        return {"labels": labels, "rounds": rows}
 
     def _check(self, edges):
         as_parent = edges | "ByParent" >> beam.Map(lambda e: (e[0], e[1]))

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from curation.decontamination import DecontaminationConfig
+from curation.fuzzy_config import FuzzyDedupConfig  # noqa: F401 - re-exported: the dedup.fuzzy section
 from curation.language import LanguageConfig
 from curation.quality import QualityConfig
 from curation.sources import SOURCE_BY_SLUG
@@ -53,37 +54,6 @@ class InputSpec:
     ``meta.pile_set_name`` through ``curation.sources.PILE_SUBSET_TO_SOURCE``)."""
     extractor: str = "justext"
     """HTML text extractor for ``warc``: ``justext`` (the paper's) or ``resiliparse``."""
-
-
-@dataclass
-class FuzzyDedupConfig:
-    enabled: bool = True
-    num_perm: int = 100
-    """MinHash permutations (NVIDIA's tool: 100)."""
-    threshold: float = 0.8
-    """Estimated Jaccard at or above which two documents are duplicates."""
-    ngram: int = 5
-    """Shingle size (n-gram length)."""
-    shingle: str = "word"
-    """``word`` n-grams (default) or ``char`` n-grams (NVIDIA's tool: character 5-grams)."""
-    min_shingles: int = 10
-    """Documents with fewer distinct shingles are not fuzzy-deduplicated (only exact)."""
-    bands: int | None = None
-    """LSH bands; with ``rows`` must satisfy bands * rows <= num_perm. Default: derived from
-    threshold and num_perm by datasketch's optimal-parameter rule."""
-    rows: int | None = None
-    seed: int = 1
-    verify: bool = True
-    """Keep a candidate edge only if the estimated Jaccard reaches ``threshold`` (stops
-    transitive chaining through false LSH candidates)."""
-    max_bucket: int = 1000
-    """LSH buckets with more members are oversized (boilerplate): streamed out again under
-    ``bucket_shards`` salted sub-keys instead of held on one worker, and reported."""
-    bucket_shards: int = 64
-    """Salted sub-buckets per oversized bucket."""
-    max_rounds: int = 12
-    """Upper bound on large-star/small-star rounds; the job fails if components have not
-    converged by then (raise it for graphs with very long duplicate chains)."""
 
 
 @dataclass
@@ -177,25 +147,10 @@ class CurateConfig:
                     if not _matches(p):
                         raise ConfigError(f"{where}.paths: {p!r} matches no file "
                                           f"(input_root={self.input_root!r})")
-        f = self.dedup.fuzzy
-        _positive("dedup.fuzzy.num_perm", f.num_perm)
-        _positive("dedup.fuzzy.ngram", f.ngram)
-        _positive("dedup.fuzzy.max_rounds", f.max_rounds)
-        _positive("dedup.fuzzy.min_shingles", f.min_shingles)
-        _positive("dedup.fuzzy.max_bucket", f.max_bucket)
-        _positive("dedup.fuzzy.bucket_shards", f.bucket_shards)
-        if not 0.0 < f.threshold <= 1.0:
-            raise ConfigError(f"dedup.fuzzy.threshold: must be in (0, 1], got {f.threshold!r}")
-        if f.shingle not in ("char", "word"):
-            raise ConfigError(f"dedup.fuzzy.shingle: 'char' or 'word', got {f.shingle!r}")
-        if (f.bands is None) != (f.rows is None):
-            raise ConfigError("dedup.fuzzy.bands/rows: set both or neither")
-        if f.bands is not None:
-            _positive("dedup.fuzzy.bands", f.bands)
-            _positive("dedup.fuzzy.rows", f.rows)
-            if f.bands * f.rows > f.num_perm:
-                raise ConfigError(f"dedup.fuzzy.bands: bands * rows = {f.bands * f.rows} exceeds "
-                                  f"num_perm = {f.num_perm}")
+        try:
+            self.dedup.fuzzy.validate()
+        except ValueError as e:
+            raise ConfigError(f"dedup.fuzzy.{e}") from None
         d = self.decontamination
         if d.enabled and not d.tasks:
             raise ConfigError("decontamination.tasks: required when decontamination is enabled")
