@@ -175,7 +175,7 @@ class ConnectedComponents(beam.PTransform):
 
     def expand(self, edges):
         edges = edges | "Orient" >> beam.Map(lambda e: (min(e), max(e)))
-        finals = edges.pipeline | "NoFinals" >> beam.Create([])
+        finals = edges.pipeline | "NoFinals" >> beam.Create([], reshuffle=False)
         done, tallies = [], []
         for i in range(1, self.rounds + 1):
             active = edges | f"Count{i:02d}" >> beam.Map(_count(f"round_{i:02d}"))
@@ -192,7 +192,7 @@ class ConnectedComponents(beam.PTransform):
         if not self.round_counts:
             return labels
         zeros = edges.pipeline | "ZeroTallies" >> beam.Create(
-            [((i, k), 0) for i in range(1, self.rounds + 1) for k in ("edges", "done")])
+            [((i, k), 0) for i in range(1, self.rounds + 1) for k in ("edges", "done")], reshuffle=False)
         rows = (
             (*tallies, zeros)
             | "AllTallies" >> beam.Flatten()
