@@ -93,6 +93,14 @@ def _decision(label: tuple) -> Decision:
                     {"kept": node_id(root), "kept_source": node_source(root)})
 
 
+def _count_round(row: dict) -> dict:
+    """Rounds used also as the ``curate`` counter fuzzy_dedup/all/component_rounds
+    (``stats/counters.json``)."""
+    if row["edges"]:
+        count("fuzzy_dedup", "all", "component_rounds")
+    return row
+
+
 class FuzzyDedup(beam.PTransform):
     """records -> ``{"decisions", "groups", "inputs", "buckets", "rounds", "edges"}``.
 
@@ -140,5 +148,6 @@ class FuzzyDedup(beam.PTransform):
         decisions = labels | "Decide" >> beam.Map(_decision)
         groups = {"labels": labels, "edges": edges} | "GroupRows" >> ClusterRows()
         inputs = members | "InputSources" >> beam.Map(lambda m: ("fuzzy", node_source(m[0])))
+        rounds = cc["rounds"] | "CountRoundsUsed" >> beam.Map(_count_round)
         return {DECISIONS: decisions, GROUPS: groups, INPUTS: inputs, BUCKETS: buckets[BUCKETS],
-                "rounds": cc["rounds"], "edges": edges}
+                "rounds": rounds, "edges": edges}
