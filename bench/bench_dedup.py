@@ -155,11 +155,12 @@ def run_ours(root: str, workers: int, threshold: float) -> None:
                                                      file_name_suffix=".txt"))
 
 
-def _timed_run(cmd: list[str]) -> tuple[float, float]:
-    """(wall s, CPU s of the process and its children) of one subprocess run."""
+def _timed_run(cmd: list[str], log: str) -> tuple[float, float]:
+    """(wall s, CPU s of the process and its children) of one subprocess run; output to ``log``."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(log, "w") as out:
+        subprocess.run(cmd, check=True, stdout=out, stderr=subprocess.STDOUT)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -187,7 +188,7 @@ def vs_datatrove(root: str, dt_python: str, repeats: int, workers: int, threshol
     for rep in range(repeats):
         for side in (("ours", "datatrove") if rep % 2 == 0 else ("datatrove", "ours")):
             shutil.rmtree(os.path.join(root, side), ignore_errors=True)
-            times[side].append(_timed_run(cmds[side]))
+            times[side].append(_timed_run(cmds[side], os.path.join(root, f"{side}-run{rep + 1}.log")))
             print(f"run {rep + 1} {side:<9s} wall {times[side][-1][0]:7.1f} s  cpu {times[side][-1][1]:7.1f} s",
                   flush=True)
     planted = {i[1:] for i in ids if i.startswith("n")}

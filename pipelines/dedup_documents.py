@@ -68,7 +68,8 @@ class DedupDocuments(beam.PTransform):
             inputs.append(ex[INPUTS])
             members = ex["kept"]
         if self.fuzzy is not None:
-            fz = {"records": records, "members": members} | "Fuzzy" >> FuzzyDedup(self.fuzzy)
+            fuzzy_in = records if members is None else {"records": records, "members": members}
+            fz = fuzzy_in | "Fuzzy" >> FuzzyDedup(self.fuzzy)
             decisions.append(fz[DECISIONS])
             groups.append(fz[GROUPS])
             inputs.append(fz[INPUTS])

@@ -123,6 +123,9 @@ def test_dedup_documents_adapter_applies_decisions(pipeline):
         assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.stage, r.detail["kept"], r.doc.text[:5])),
                     equal_to([("owt/1", "fuzzy_dedup", "wiki/1", base[:5]), ("cc/2", "exact_dedup", "wiki/2", text[:5])]),
                     label="removed")
+        fuzzy_only = p | "Docs2" >> beam.Create(docs) | "FuzzyOnly" >> DedupDocuments(False, FuzzyDedupConfig())
+        assert_that(fuzzy_only["removed"] | "R2" >> beam.Map(lambda r: (r.doc.id, r.stage)),
+                    equal_to([("owt/1", "fuzzy_dedup"), ("cc/2", "fuzzy_dedup")]), label="fuzzy_only")
 
 
 def test_decontaminate_splits_out_task_ngrams(pipeline, tmp_path):
