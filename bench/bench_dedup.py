@@ -12,7 +12,7 @@ wall times, the time ratio, and whether both found the same clusters.
 
 Symmetric comparison with datatrove's four-step MinHash dedup (datatrove in its own venv):
 
-    python3.11 -m venv /tmp/dtvenv && /tmp/dtvenv/bin/pip install datatrove orjson
+    python3.11 -m venv /tmp/dtvenv && /tmp/dtvenv/bin/pip install datatrove orjson regex tokenizers nltk spacy 'xxhash<4'
     PYTHONPATH=. .venv/bin/python bench/bench_dedup.py --base 20000 --dump /tmp/dd
     PYTHONPATH=. .venv/bin/python bench/bench_dedup.py --vs-datatrove /tmp/dd \
         --datatrove-python /tmp/dtvenv/bin/python --threshold 0.7 --repeats 3

@@ -105,6 +105,18 @@ class FuzzyDedupConfig:
         return lsh_params(self.threshold, self.num_perm, self.lsh_weights())
 
 
+def record_parameters(cfg: FuzzyDedupConfig) -> dict:
+    """Everything that makes two runs' ``DedupRecord`` s comparable (shingling, MinHash, band
+    layout, hash functions): record it with persisted records and compare it before reusing
+    them; any difference means the band keys, signatures or shingle hashes do not match."""
+    bands, rows = cfg.band_layout()
+    return {"shingle": cfg.shingle, "ngram": cfg.ngram, "min_shingles": cfg.min_shingles,
+            "num_perm": cfg.num_perm, "seed": cfg.seed,
+            "scheme": cfg.scheme, "bands": bands, "rows": rows,
+            "shingle_hash": "poly64-fmix64-32", "band_digest": "xxh3_64",
+            "text_hash": "xxh3_128(canonical_text)"}
+
+
 def _positive(name: str, value) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ValueError(f"{name}: must be a positive integer, got {value!r}")

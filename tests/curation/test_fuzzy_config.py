@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from curation.fuzzy_config import FuzzyDedupConfig
+from curation.fuzzy_config import FuzzyDedupConfig, record_parameters
 from curation.lsh import candidate_probability, lsh_params
 
 
@@ -55,3 +55,12 @@ def test_band_layout_derived_unless_set():
         assert candidate_probability(t, *layout) >= 0.92
         above = [candidate_probability(t + (1 - t) * i / 100, *layout) for i in range(101)]
         assert sum(above) / len(above) >= 0.98  # pairs spread evenly over [t, 1]
+
+
+def test_record_parameters_change_with_what_changes_the_records():
+    base = record_parameters(FuzzyDedupConfig())
+    assert base["bands"] == 13 and base["rows"] == 7 and base["num_perm"] == 100
+    assert record_parameters(FuzzyDedupConfig(max_rounds=3, verify="estimated", false_negative_weight=0.95)) == base
+    for changed in ({"seed": 2}, {"ngram": 4}, {"shingle": "char"}, {"bands": 10, "rows": 10}, {"scheme": "legacy"},
+                    {"min_shingles": 5}):
+        assert record_parameters(FuzzyDedupConfig(**changed)) != base
