@@ -1,14 +1,29 @@
-"""The fuzzy dedup stage (Beam) vs an in-memory datasketch MinHashLSH + union-find baseline.
+"""The fuzzy dedup stage (Beam) vs an in-memory datasketch baseline, and vs datatrove.
 
     .venv/bin/python bench/bench_dedup.py [--base 5000] [--scales 1 2 4 8] [--workers 2]
 
 Synthetic ~3 KB documents (Zipf words); 10% of them get a near-duplicate (1-3% of words
-replaced: word-5-gram Jaccard about 0.75-0.95).  Both sides use word 5-grams, 128
-permutations, threshold 0.8, datasketch's (bands, rows) for it, and verify candidates by
-estimated Jaccard >= threshold.  The baseline is one process (MinHash with our shingle hash,
-insert + query, union-find); ours is ``pipelines.fuzzy.FuzzyDedup`` on the FnApiRunner with
-``--workers`` processes, end to end (pipeline start, signatures, LSH, components, removal
-join).  Prints wall times, the time ratio, and whether both found the same clusters.
+replaced: word-5-gram Jaccard about 0.75-0.95).  The baseline comparison: both sides use word
+5-grams, 128 permutations, threshold 0.8, datasketch's (bands, rows) for it, and verify
+candidates by estimated Jaccard >= threshold.  The baseline is one process (MinHash with our
+shingle hash, insert + query, union-find); ours is ``pipelines.fuzzy.FuzzyDedup`` (through the
+``DedupDocuments`` adapter) on the FnApiRunner with ``--workers`` processes, end to end.  Prints
+wall times, the time ratio, and whether both found the same clusters.
+
+Symmetric comparison with datatrove's four-step MinHash dedup (datatrove in its own venv):
+
+    python3.11 -m venv /tmp/dtvenv && /tmp/dtvenv/bin/pip install datatrove orjson regex tokenizers nltk spacy 'xxhash<4'
+    PYTHONPATH=. .venv/bin/python bench/bench_dedup.py --base 20000 --dump /tmp/dd
+    PYTHONPATH=. .venv/bin/python bench/bench_dedup.py --vs-datatrove /tmp/dd \
+        --datatrove-python /tmp/dtvenv/bin/python --threshold 0.7 --repeats 3
+
+Both sides read the same two JSONL files (``/tmp/dd/in/part0{0,1}.jsonl``: one per worker,
+datatrove shards by file), run with 2 workers, and write the same outputs, uncompressed: the kept
+documents as JSONL (id, text) and the removed ids.  Runs alternate (ours first, then datatrove
+first, ...); each is a subprocess timed for wall clock and CPU (user + sys of its whole process
+tree, sampled from /proc every 0.2 s); medians and ratios are printed with recall on the planted pairs and removals outside
+them.  Ours: fuzzy dedup only (datatrove has no exact stage), default settings at
+``--threshold`` (derived bands/rows, exact-Jaccard verification).
 """
 from __future__ import annotations
 
@@ -17,6 +32,9 @@ import glob
 import json
 import os
 import random
+import shutil
+import statistics
+import subprocess
 import tempfile
 import time
 
@@ -27,10 +45,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_minhash import make_docs  # noqa: E402
 from curation.document import Document
+from curation.fuzzy_config import FuzzyDedupConfig
 from curation.minhash import shingles, word_shingle_hash
-from pipelines.config import FuzzyDedupConfig
 from pipelines.curate import pipeline_options
-from pipelines.fuzzy import FuzzyDedup
+from pipelines.dedup_documents import DedupDocuments
+
+SOURCE = {"d": "pile_cc", "n": "openwebtext2"}  # the corpus' id prefixes
 
 THRESHOLD, NUM_PERM = 0.8, 128
 
@@ -77,7 +97,8 @@ def baseline(docs: list[Document]) -> set[frozenset]:
 
 def ours(docs: list[Document], workers: int) -> set[frozenset]:
     lsh = datasketch.MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM)
-    cfg = FuzzyDedupConfig(num_perm=NUM_PERM, threshold=THRESHOLD, bands=lsh.b, rows=lsh.r)
+    cfg = FuzzyDedupConfig(num_perm=NUM_PERM, threshold=THRESHOLD, bands=lsh.b, rows=lsh.r,
+                           verify="estimated")  # the baseline's semantics
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "docs.jsonl"), "w") as f:
             for d in docs:
@@ -86,7 +107,7 @@ def ours(docs: list[Document], workers: int) -> set[frozenset]:
         with beam.Pipeline(options=opts) as p:
             docs_pc = (p | beam.io.ReadFromText(os.path.join(tmp, "docs.jsonl"))
                        | beam.Map(lambda line: Document(**json.loads(line))))
-            out = docs_pc | FuzzyDedup(cfg)
+            out = docs_pc | DedupDocuments(False, cfg)
             _ = (out["groups"] | beam.Map(lambda r: json.dumps([r["group"], r["id"]]))
                  | beam.io.WriteToText(os.path.join(tmp, "groups")))
         groups: dict[str, set] = {}
@@ -106,6 +127,119 @@ def planted_scores(clusters: set[frozenset], docs: list[Document]) -> str:
     return f"{found}/{len(planted)} fp={removed - found}"
 
 
+def dump(root: str, n: int, files: int = 2) -> None:
+    """The corpus of ``n`` base documents as ``files`` JSONL files (id, text) in ROOT/in."""
+    os.makedirs(os.path.join(root, "in"), exist_ok=True)
+    outs = [open(os.path.join(root, "in", f"part{i:02d}.jsonl"), "w") for i in range(files)]
+    for i, d in enumerate(corpus(n)):
+        outs[i % files].write(json.dumps({"id": d.id, "text": d.text}) + "\n")
+    for f in outs:
+        f.close()
+
+
+def run_ours(root: str, workers: int, threshold: float) -> None:
+    """ROOT/in/*.jsonl -> ROOT/ours/kept/*.jsonl (id, text) + ROOT/ours/removed/*.txt (ids)."""
+    cfg = FuzzyDedupConfig(threshold=threshold)
+    opts = pipeline_options([f"--direct_num_workers={workers}"])
+    with beam.Pipeline(options=opts) as p:
+        docs = (p | beam.io.ReadFromText(os.path.join(root, "in", "*.jsonl"))
+                | beam.Map(json.loads)
+                | beam.Map(lambda r: Document(r["id"], SOURCE[r["id"][0]], r["text"])))
+        out = docs | DedupDocuments(False, cfg)
+        _ = (out["kept"] | "KeptJson" >> beam.Map(lambda d: json.dumps({"id": d.id, "text": d.text}))
+             | "WriteKept" >> beam.io.WriteToText(os.path.join(root, "ours", "kept", "part"),
+                                                  file_name_suffix=".jsonl"))
+        _ = (out["removed"] | "RemovedId" >> beam.Map(lambda r: r.doc.id)
+             | "WriteRemoved" >> beam.io.WriteToText(os.path.join(root, "ours", "removed", "part"),
+                                                     file_name_suffix=".txt"))
+
+
+def _tree_cpu(root: int) -> dict[int, float]:
+    """CPU seconds (user + sys) of ``root`` and every live descendant, from /proc.  (Waited-for
+    children's rusage misses processes forked by a fork server, as datatrove's pool workers are.)"""
+    parent, cpu = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry)
+        parent[pid] = int(fields[1])
+        cpu[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tree, frontier = {root}, [root]
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    while frontier:
+        for child in children.get(frontier.pop(), []):
+            if child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    return {pid: cpu[pid] for pid in tree if pid in cpu}
+
+
+def _timed_run(cmd: list[str], log: str) -> tuple[float, float]:
+    """(wall s, CPU s of the process tree sampled every 0.2 s) of one subprocess run."""
+    seen: dict[int, float] = {}
+    t0 = time.perf_counter()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        while proc.poll() is None:
+            for pid, seconds in _tree_cpu(proc.pid).items():
+                seen[pid] = max(seen.get(pid, 0.0), seconds)
+            time.sleep(0.2)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    return wall, sum(seen.values())
+
+
+def _outputs(root: str, side: str) -> tuple[int, set[str]]:
+    """(kept documents, removed ids) a side wrote."""
+    kept = sum(1 for path in glob.glob(os.path.join(root, side, "kept", "*")) for _ in open(path))
+    removed: set[str] = set()
+    for path in glob.glob(os.path.join(root, side, "removed", "*")):
+        for line in open(path):
+            removed.add(json.loads(line)["id"] if line.startswith("{") else line.strip())
+    return kept, removed
+
+
+def vs_datatrove(root: str, dt_python: str, repeats: int, workers: int, threshold: float) -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    cmds = {"ours": [sys.executable, os.path.abspath(__file__), "--run-ours", root,
+                     "--workers", str(workers), "--threshold", str(threshold)],
+            "datatrove": [dt_python, os.path.join(here, "bench_dedup_datatrove.py"), root,
+                          "--workers", str(workers)]}
+    ids = [json.loads(line)["id"] for path in sorted(glob.glob(os.path.join(root, "in", "*.jsonl")))
+           for line in open(path)]
+    times: dict[str, list] = {"ours": [], "datatrove": []}
+    for rep in range(repeats):
+        for side in (("ours", "datatrove") if rep % 2 == 0 else ("datatrove", "ours")):
+            shutil.rmtree(os.path.join(root, side), ignore_errors=True)
+            times[side].append(_timed_run(cmds[side], os.path.join(root, f"{side}-run{rep + 1}.log")))
+            print(f"run {rep + 1} {side:<9s} wall {times[side][-1][0]:7.1f} s  cpu {times[side][-1][1]:7.1f} s",
+                  flush=True)
+    planted = {i[1:] for i in ids if i.startswith("n")}
+    print(f"\n{len(ids)} documents, {len(planted)} planted near-duplicate pairs, {workers} workers, "
+          f"{repeats} runs each (medians)")
+    print(f"{'side':<10s} {'wall s':>8s} {'cpu s':>8s} {'docs/s':>8s} {'kept':>7s} {'removed':>8s} "
+          f"{'planted found':>14s} {'removed outside':>16s} {'accounted':>9s}")
+    med = {}
+    for side in ("ours", "datatrove"):
+        wall = statistics.median(t[0] for t in times[side])
+        cpu = statistics.median(t[1] for t in times[side])
+        med[side] = (wall, cpu)
+        kept, removed = _outputs(root, side)
+        found = sum(1 for i in planted if f"d{i}" in removed or f"n{i}" in removed)
+        print(f"{side:<10s} {wall:8.1f} {cpu:8.1f} {len(ids) / wall:8.0f} {kept:7d} {len(removed):8d} "
+              f"{found:7d}/{len(planted):<6d} {len(removed) - found:16d} {str(kept + len(removed) == len(ids)):>9s}")
+    print(f"\nours vs datatrove: {med['datatrove'][0] / med['ours'][0]:.2f}x on wall clock, "
+          f"{med['datatrove'][1] / med['ours'][1]:.2f}x on CPU per document")
+
+
 def main(argv=None) -> None:
     global THRESHOLD
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -114,15 +248,19 @@ def main(argv=None) -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--threshold", type=float, default=THRESHOLD)
     ap.add_argument("--skip-baseline-above", type=int, default=10**9)
-    ap.add_argument("--dump", help="only write the --base corpus as JSONL here (for bench_dedup_datatrove.py)")
+    ap.add_argument("--dump", metavar="ROOT", help="only write the --base corpus to ROOT/in/part0{0,1}.jsonl")
+    ap.add_argument("--run-ours", metavar="ROOT", help="one run of ours on ROOT/in (what --vs-datatrove times)")
+    ap.add_argument("--vs-datatrove", metavar="ROOT", help="alternate runs of ours and datatrove on ROOT/in")
+    ap.add_argument("--datatrove-python", default="/tmp/dtvenv/bin/python")
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args(argv)
     THRESHOLD = args.threshold
     if args.dump:
-        os.makedirs(os.path.dirname(os.path.abspath(args.dump)), exist_ok=True)
-        with open(args.dump, "w") as f:
-            for d in corpus(args.base):
-                f.write(json.dumps({"id": d.id, "text": d.text}) + "\n")
-        return
+        return dump(args.dump, args.base)
+    if args.run_ours:
+        return run_ours(args.run_ours, args.workers, args.threshold)
+    if args.vs_datatrove:
+        return vs_datatrove(args.vs_datatrove, args.datatrove_python, args.repeats, args.workers, args.threshold)
     print(f"{'docs':>7s} {'baseline s':>10s} {'ours s':>8s} {'ratio':>6s} {'ours/doc ms':>11s} "
           f"{'clusters b/o':>13s} {'same':>5s}  planted found (ours)")
     for k in args.scales:

@@ -28,7 +28,6 @@ from typing import Any
 
 from blending.indexed_dataset import (IndexedDataset, IndexedDatasetError, bin_path,
                                       file_sha256, idx_path)
-from blending.spec import BlendSpec
 
 
 FORMAT_VERSION = 1

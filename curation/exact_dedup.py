@@ -26,6 +26,19 @@ def text_hash(text: str) -> str:
     return xxhash.xxh3_128_hexdigest(canonical_text(text).encode("utf-8"))
 
 
+def text_digest(text: str) -> bytes:
+    """The same hash as 16 raw bytes (``text_digest(t).hex() == text_hash(t)``): the exact-dedup
+    key that is shuffled."""
+    return xxhash.xxh3_128_digest(canonical_text(text).encode("utf-8"))
+
+
+def priority_map(priority: list[str] | None) -> dict[str, int] | None:
+    """Config's highest-first list of sources -> ``keep_rank``'s {source: priority}."""
+    if priority is None:
+        return None
+    return {source: len(priority) - i for i, source in enumerate(priority)}
+
+
 def keep_rank(doc: Document, priority: dict[str, int] | None = None) -> tuple:
     """Sort key of the keep rule: the group member with the SMALLEST key is kept.
 

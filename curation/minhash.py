@@ -1,4 +1,4 @@
-"""MinHash signatures and LSH band keys for fuzzy deduplication.
+"""MinHash signatures (and the shingle-hash sets exact verification compares) for fuzzy dedup.
 
 Shingles are word n-grams (default) or character n-grams of the canonical text (lowercased,
 whitespace-split).  Each shingle gets a fast 32-bit non-cryptographic hash computed with numpy
@@ -17,7 +17,6 @@ from functools import lru_cache
 from typing import Callable, Literal
 
 import numpy as np
-import xxhash
 
 ShingleKind = Literal["word", "char"]
 
@@ -248,53 +247,6 @@ def text_signature(text: str, n: int = 5, kind: ShingleKind = "word", num_perm: 
     return signature_from_hashes(hashes, num_perm, seed, scheme)
 
 
-def estimated_jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> float:
-    """Fraction of equal signature positions."""
-    if len(sig_a) != len(sig_b):
-        raise ValueError(f"signatures differ in length: {len(sig_a)} vs {len(sig_b)}")
-    return float(np.count_nonzero(sig_a == sig_b)) / len(sig_a)
-
-
-def exact_jaccard(a_shingles: set, b_shingles: set) -> float:
-    """|A & B| / |A | B|; 0.0 for two empty sets."""
-    union = len(a_shingles | b_shingles)
-    return len(a_shingles & b_shingles) / union if union else 0.0
-
-
-@lru_cache(maxsize=64)
-def lsh_params(threshold: float, num_perm: int) -> tuple[int, int]:
-    """(bands, rows) minimizing 0.5 * false positive + 0.5 * false negative probability, the
-    same rule and result as ``datasketch.MinHashLSH(threshold, num_perm)``."""
-    from scipy.integrate import quad
-
-    if not 0.0 < threshold < 1.0:
-        raise ValueError(f"LSH threshold must be in (0, 1) (setting 'threshold'), got {threshold}")
-    if num_perm < 2:
-        raise ValueError(f"num_perm must be >= 2 for LSH (setting 'num_perm'), got {num_perm}")
-    best, opt = float("inf"), (0, 0)
-    for b in range(1, num_perm + 1):
-        for r in range(1, num_perm // b + 1):
-            fp, _ = quad(lambda s: 1 - (1 - s ** float(r)) ** float(b), 0.0, threshold)
-            fn, _ = quad(lambda s: 1 - (1 - (1 - s ** float(r)) ** float(b)), threshold, 1.0)
-            error = 0.5 * fp + 0.5 * fn
-            if error < best:
-                best, opt = error, (b, r)
-    return opt
-
-
-def candidate_probability(jaccard: float, bands: int, rows: int) -> float:
-    """P(two documents of true Jaccard s share at least one band) = 1 - (1 - s^r)^b."""
-    return 1.0 - (1.0 - jaccard**rows) ** bands
-
-
-def band_keys(sig: np.ndarray, bands: int, rows: int) -> list[tuple[int, bytes]]:
-    """One key per band: (band index, 16-byte xxh3-128 digest of the band's values).
-    Two documents are LSH candidates when they share any (band, digest) pair."""
-    if bands * rows > len(sig):
-        raise ValueError(f"bands * rows = {bands * rows} exceeds the signature length {len(sig)}")
-    return [(i, xxhash.xxh3_128_digest(sig[i * rows : (i + 1) * rows].tobytes())) for i in range(bands)]
-
-
 # -- many texts at once (the pipeline's path) --------------------------------------------------
 # Per-document numpy calls cost about a microsecond each and a document needs some thirty, a
 # third of the time for a 3 KB text.  ``text_signatures`` hashes and permutes a whole batch of
@@ -355,11 +307,22 @@ def text_signatures(texts: list[str], n: int = 5, kind: ShingleKind = "word", nu
     """``[text_signature(t, n, kind, num_perm, seed, scheme, min_shingles) for t in texts]``,
     bitwise, computed for the whole batch at once (word shingles, affine32 scheme; other
     settings go text by text)."""
+    return [f and f[0] for f in text_features(texts, n, kind, num_perm, seed, scheme, min_shingles)]
+
+
+def text_features(texts: list[str], n: int = 5, kind: ShingleKind = "word", num_perm: int = 128,
+                  seed: int = 1, scheme: str = "affine32", min_shingles: int = MIN_SHINGLES,
+                  with_sets: bool = False) -> list[tuple[np.ndarray, np.ndarray | None] | None]:
+    """Per text: None (fewer than ``min_shingles`` distinct shingles), else (MinHash signature
+    as ``text_signature`` computes it, and with ``with_sets`` the sorted distinct shingle
+    hashes, ``curation.lsh.hash_set``, for exact Jaccard).  One set of numpy calls for the whole
+    batch (word shingles, affine32 scheme; other settings go text by text)."""
     _check_n(n)
     if kind != "word" or scheme != "affine32" or not texts:
         if kind not in ("word", "char"):
             raise _kind_error(kind)
-        return [text_signature(t, n, kind, num_perm, seed, scheme, min_shingles) for t in texts]
+        return [_one_text_features(t, n, kind, num_perm, seed, scheme, min_shingles, with_sets)
+                for t in texts]
     if num_perm < 1:
         raise ValueError(f"num_perm must be >= 1 (setting 'num_perm'), got {num_perm}")
     units, starts, ends, doc = _batch_shingles(texts, n)
@@ -382,7 +345,7 @@ def text_signatures(texts: list[str], n: int = 5, kind: ShingleKind = "word", nu
             valid[d] = distinct_at_least(hashes[first[d] : first[d + 1]], min_shingles)
     a, b = permutations(num_perm, seed, scheme)
     a, b = a.ravel(), b.ravel()
-    out: list[np.ndarray | None] = [None] * ndocs
+    out: list[tuple[np.ndarray, np.ndarray | None] | None] = [None] * ndocs
     docs = np.flatnonzero(npos > 0)  # invalid texts ride along in the reduction, then dropped
     hv_all = _fmix32(hashes)
     ends = first[docs + 1]
@@ -399,6 +362,13 @@ def text_signatures(texts: list[str], n: int = 5, kind: ShingleKind = "word", nu
             sigs = np.minimum.reduceat(p, first[group] - lo, axis=1).T.copy()
             for d, sig in zip(group.tolist(), sigs):
                 if valid[d]:
-                    out[d] = sig
+                    out[d] = (sig, np.unique(hashes[first[d] : first[d + 1]]) if with_sets else None)
             i = j
     return out
+
+
+def _one_text_features(text, n, kind, num_perm, seed, scheme, min_shingles, with_sets):
+    hashes = shingle_hashes(text, n, kind)
+    if not distinct_at_least(hashes, min_shingles):
+        return None
+    return signature_from_hashes(hashes, num_perm, seed, scheme), np.unique(hashes) if with_sets else None

@@ -18,10 +18,11 @@ from typing import Any
 import yaml
 
 from curation.decontamination import DecontaminationConfig
+from curation.fuzzy_config import FuzzyDedupConfig  # noqa: F401 - re-exported: the dedup.fuzzy section
 from curation.language import LanguageConfig
 from curation.quality import QualityConfig
 from curation.sources import SOURCE_BY_SLUG
-from pipelines.typed_sections import (FALLBACK_CHECKS, ConfigError, build_section, check_value,
+from pipelines.typed_sections import (ConfigError, build_section, check_value,
                                       reject_unknown, settable_fields)
 
 READERS = ("pile", "warc", "realnews", "cc_stories")
@@ -92,59 +93,6 @@ class InputSpec:
                              f"{EXTRACTORS}")
         if not self.paths:
             raise ValueError("paths: a non-empty list of globs is required")
-
-
-@dataclass
-class FuzzyDedupConfig:
-    enabled: bool = True
-    num_perm: int = 100
-    """MinHash permutations (NVIDIA's tool: 100)."""
-    threshold: float = 0.8
-    """Estimated Jaccard at or above which two documents are duplicates."""
-    ngram: int = 5
-    """Shingle size (n-gram length)."""
-    shingle: str = "word"
-    """``word`` n-grams (default) or ``char`` n-grams (NVIDIA's tool: character 5-grams)."""
-    min_shingles: int = 10
-    """Documents with fewer distinct shingles are not fuzzy-deduplicated (only exact)."""
-    bands: int | None = None
-    """LSH bands; with ``rows`` must satisfy bands * rows <= num_perm. Default: derived from
-    threshold and num_perm by datasketch's optimal-parameter rule."""
-    rows: int | None = None
-    seed: int = 1
-    verify: bool = True
-    """Keep a candidate edge only if the estimated Jaccard reaches ``threshold`` (stops
-    transitive chaining through false LSH candidates)."""
-    max_bucket: int = 1000
-    """LSH buckets with more members are oversized (boilerplate): streamed out again under
-    ``bucket_shards`` salted sub-keys instead of held on one worker, and reported."""
-    bucket_shards: int = 64
-    """Salted sub-buckets per oversized bucket."""
-    max_rounds: int = 12
-    """Upper bound on large-star/small-star rounds; the job fails if components have not
-    converged by then (raise it for graphs with very long duplicate chains)."""
-
-
-def _check_fuzzy(f: FuzzyDedupConfig) -> None:
-    """``FuzzyDedupConfig``'s checks until it carries its own ``validate()`` (issue 16 item 5
-    moves it to ``curation/fuzzy_config.py``; then this fallback is dead and goes)."""
-    for name in ("num_perm", "ngram", "max_rounds", "min_shingles", "max_bucket", "bucket_shards"):
-        _positive(name, getattr(f, name))
-    if not 0.0 < f.threshold <= 1.0:
-        raise ValueError(f"threshold: must be in (0, 1], got {f.threshold!r}")
-    if f.shingle not in ("char", "word"):
-        raise ValueError(f"shingle: 'char' or 'word', got {f.shingle!r}")
-    if (f.bands is None) != (f.rows is None):
-        raise ValueError("bands/rows: set both or neither")
-    if f.bands is not None:
-        _positive("bands", f.bands)
-        _positive("rows", f.rows)
-        if f.bands * f.rows > f.num_perm:
-            raise ValueError(f"bands: bands * rows = {f.bands * f.rows} exceeds num_perm = {f.num_perm}")
-
-
-if not callable(getattr(FuzzyDedupConfig, "validate", None)):
-    FALLBACK_CHECKS[FuzzyDedupConfig] = _check_fuzzy
 
 
 @dataclass

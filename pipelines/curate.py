@@ -30,11 +30,10 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from pipelines.common import DEAD_LETTER, stage_seconds
 from pipelines.config import ConfigError, CurateConfig, load_config
 from pipelines.decontaminate import Decontaminate, WriteCuts
-from pipelines.dedup import ExactDedup
+from pipelines.dedup_documents import DedupDocuments
 from pipelines.dedup_stats import WriteDedupOutputs
 from pipelines.filters import HeuristicsFn, LanguageFn, Normalize
 from pipelines.common import ApplyFilter
-from pipelines.fuzzy import FuzzyDedup
 from pipelines.quality import QualityFn
 from pipelines.read import ReadInputs
 from pipelines import report
@@ -76,18 +75,13 @@ def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) ->
         out = docs | "Quality" >> ApplyFilter(QualityFn(cfg.quality, sha256_of(cfg.quality.model_path)))
         removed.append(out["removed"])
         docs = out["kept"]
-    if cfg.dedup.exact:
-        out = docs | "ExactDedup" >> ExactDedup(cfg.priority)
-        removed.append(out["removed"])
-        groups.append(out["groups"])
-        dedup_extra["inputs"].append(out["inputs"])
-        docs = out["kept"]
-    if cfg.dedup.fuzzy.enabled:
-        out = docs | "FuzzyDedup" >> FuzzyDedup(cfg.dedup.fuzzy, cfg.priority)
+    if cfg.dedup.exact or cfg.dedup.fuzzy.enabled:  # exact, then fuzzy on exact's survivors
+        out = docs | "Dedup" >> DedupDocuments(cfg.dedup.exact, cfg.dedup.fuzzy, cfg.priority)
         removed.append(out["removed"])
         groups.append(out["groups"])
         for k in dedup_extra:
-            dedup_extra[k].append(out[k])
+            if k in out:
+                dedup_extra[k].append(out[k])
         docs = out["kept"]
     if cfg.decontamination.enabled and cfg.decontamination.tasks:
         out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks,

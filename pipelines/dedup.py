@@ -1,13 +1,18 @@
-"""Exact deduplication across all sources: one survivor per canonical-text hash.
+"""Dedup records, and exact deduplication across all sources: one survivor per canonical text.
 
-Documents are keyed by ``text_hash`` and grouped; the member with the smallest ``keep_rank``
-(source priority, quality, length, id) is kept, the others are removed at stage
-``exact_dedup`` with reason ``duplicate`` and ``detail={"kept": <id>, "kept_source": <source>}``.
-Groups with more than one member are also emitted as ``dedup_stats.group_row`` rows.
+``DedupRecords``: documents -> ``curation.dedup_records.DedupRecord`` (one ParDo over batches,
+no shuffle): all that exact and fuzzy dedup read of a document.
+
+``ExactDedup``: records -> decisions.  Records are keyed by ``text_hash`` and grouped, carrying
+only (node, band keys); the member with the smallest node (the keep rule: source priority,
+quality, length, id) survives, every other member gets a ``Decision`` at stage ``exact_dedup``
+with reason ``duplicate`` and ``detail={"kept": <id>, "kept_source": <source>}``.  Groups with
+more than one member are also emitted as ``dedup_stats.group_row`` rows.  The survivors'
+(node, band keys) come out as ``kept``: the members of fuzzy dedup.
 
 A boilerplate text repeated a million times is one hot key: ``KeepBestFn`` streams over the
-group twice (find the best, then decide each member) and never holds more than one document
-besides the best, so a hot group costs one worker time, not memory.
+group twice (find the best, then decide each member) and holds nothing but the best, so a hot
+group costs one worker time, not memory.
 """
 from __future__ import annotations
 
@@ -15,70 +20,102 @@ from typing import Iterable
 
 import apache_beam as beam
 
-from curation.document import Document, Removal
-from curation.exact_dedup import keep_rank, text_hash
-from pipelines.common import REMOVED, count, timed
+from curation.dedup_records import DedupRecord, dedup_records, node_id, node_source
+from curation.document import Decision, Document
+from curation.exact_dedup import priority_map
+from curation.fuzzy_config import FuzzyDedupConfig
+from pipelines.common import count, timed
 from pipelines.dedup_stats import KEPT_REASON, group_row
 
 GROUPS = "groups"
 INPUTS = "inputs"
+DECISIONS = "decisions"
+
+__all__ = ["DedupRecords", "ExactDedup", "priority_map", "GROUPS", "INPUTS", "DECISIONS"]
 
 
-def priority_map(priority: list[str] | None) -> dict[str, int] | None:
-    """Config's highest-first list of sources -> ``keep_rank``'s {source: priority}."""
-    if priority is None:
-        return None
-    return {source: len(priority) - i for i, source in enumerate(priority)}
+class DedupRecordsFn(beam.DoFn):
+    """A batch of documents -> their ``DedupRecord`` s (MinHash vectorised over the batch)."""
+
+    def __init__(self, fuzzy: FuzzyDedupConfig | None, priority: dict[str, int] | None) -> None:
+        self.fuzzy, self.priority = fuzzy, priority
+        self.stage = "fuzzy_dedup" if fuzzy is not None and fuzzy.enabled else "exact_dedup"
+
+    def setup(self) -> None:
+        if self.fuzzy is not None and self.fuzzy.enabled:
+            self.fuzzy.band_layout()  # derive (and cache) the layout once per worker
+
+    @timed()
+    def process(self, docs: list[Document]):
+        yield from dedup_records(docs, self.fuzzy, self.priority)
+
+
+class DedupRecords(beam.PTransform):
+    """docs -> ``DedupRecord`` per document (``fuzzy`` None or disabled: exact fields only)."""
+
+    def __init__(self, fuzzy: FuzzyDedupConfig | None = None, priority: list[str] | None = None,
+                 label: str | None = None) -> None:
+        super().__init__(label)
+        self.fuzzy, self.priority = fuzzy, priority_map(priority)
+
+    def expand(self, docs):
+        return (docs
+                | "Batch" >> beam.BatchElements(min_batch_size=8, max_batch_size=128)
+                | "Records" >> beam.ParDo(DedupRecordsFn(self.fuzzy, self.priority)))
 
 
 class KeepBestFn(beam.DoFn):
-    """(hash, documents) -> the best document; the rest to ``removed``; group rows to ``groups``."""
+    """(hash, [(node, bands)]) -> the best member's (node, bands); decisions for the rest to
+    ``decisions``; group rows to ``groups``."""
 
-    def __init__(self, priority: dict[str, int] | None, stage: str = "exact_dedup") -> None:
-        self.priority = priority
-        self.stage = stage
+    stage = "exact_dedup"
 
-    @timed("exact_dedup")
-    def process(self, element: tuple[str, Iterable[Document]]):
-        key, docs = element
-        best, best_rank, size = None, None, 0
-        for d in docs:  # pass 1: the keep rule's winner and the group size
+    @timed()
+    def process(self, element: tuple[bytes, Iterable[tuple]]):
+        key, members = element
+        best, size = None, 0
+        for m in members:  # pass 1: the keep rule's winner and the group size
             size += 1
-            rank = keep_rank(d, self.priority)
-            if best is None or rank < best_rank:
-                best, best_rank = d, rank
-        count(self.stage, best.source, "kept")
+            if best is None or m[0] < best[0]:
+                best = m
         yield best
         if size == 1:
             return
-        yield beam.pvalue.TaggedOutput(GROUPS, group_row(
-            "exact", key, best.id, best.source, best.id, best.source, size, KEPT_REASON, 1.0))
+        group, bid, bsrc = key.hex(), node_id(best[0]), node_source(best[0])
+        yield beam.pvalue.TaggedOutput(GROUPS, group_row("exact", group, bid, bsrc, bid, bsrc, size,
+                                                         KEPT_REASON, 1.0))
         if size > 1000:
             count(self.stage, "all", "hot_group_over_1000")
-        for d in docs:  # pass 2 over the re-iterable group
-            if d.id == best.id:
+        for node, _ in members:  # pass 2 over the re-iterable group
+            if node == best[0]:
                 continue
-            count(self.stage, d.source, "removed", "duplicate")
+            did, dsrc = node_id(node), node_source(node)
+            count(self.stage, dsrc, "removed", "duplicate")
             yield beam.pvalue.TaggedOutput(GROUPS, group_row(
-                "exact", key, d.id, d.source, best.id, best.source, size, "duplicate", 1.0))
-            yield beam.pvalue.TaggedOutput(REMOVED, Removal(
-                d, self.stage, "duplicate", {"kept": best.id, "kept_source": best.source}))
+                "exact", group, did, dsrc, bid, bsrc, size, "duplicate", 1.0))
+            yield beam.pvalue.TaggedOutput(DECISIONS, Decision(
+                did, dsrc, self.stage, "duplicate", {"kept": bid, "kept_source": bsrc}))
 
 
 class ExactDedup(beam.PTransform):
-    """docs -> ``{"kept", "removed", "groups", "inputs"}`` (inputs: ``("exact", source)`` per doc)."""
+    """records -> ``{"decisions", "kept", "groups", "inputs"}``.
 
-    def __init__(self, priority: list[str] | None = None, label: str | None = None) -> None:
-        super().__init__(label)
-        self.priority = priority_map(priority)
+    ``kept``: (node, band keys) of each survivor (fuzzy dedup's members); ``inputs``:
+    ``("exact", source)`` per record (the dedup stats' denominators).
+    """
 
-    def expand(self, docs):
+    def expand(self, records):
         out = (
-            docs
-            | "KeyByTextHash" >> beam.Map(lambda d: (text_hash(d.text), d))
+            records
+            | "KeyByTextHash" >> beam.Map(lambda r: (r.text_hash, (r.node, r.bands)))
             | "GroupByHash" >> beam.GroupByKey()
-            | "KeepBest" >> beam.ParDo(KeepBestFn(self.priority)).with_outputs(
-                REMOVED, GROUPS, main="kept")
+            | "KeepBest" >> beam.ParDo(KeepBestFn()).with_outputs(DECISIONS, GROUPS, main="kept")
         )
-        inputs = docs | "InputSources" >> beam.Map(lambda d: ("exact", d.source))
-        return {"kept": out.kept, "removed": out[REMOVED], "groups": out[GROUPS], INPUTS: inputs}
+        inputs = records | "InputSources" >> beam.Map(_input_source("exact"))
+        return {"kept": out.kept, DECISIONS: out[DECISIONS], GROUPS: out[GROUPS], INPUTS: inputs}
+
+
+def _input_source(kind: str):
+    def source(record: DedupRecord) -> tuple[str, str]:
+        return kind, record.source
+    return source

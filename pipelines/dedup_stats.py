@@ -10,7 +10,9 @@ cluster (kept member included).  ``WriteDedupOutputs`` writes
                                       the documents that entered that dedup stage)
   stats/dedup_top_clusters.parquet    kind, group, size, kept_source, sample_ids (JSON list)
   stats/dedup_buckets.parquet         band, bucket, size: LSH buckets over dedup.fuzzy.max_bucket
-  stats/dedup_components.parquet      round, edges: the connected-components convergence trace
+  stats/dedup_components.parquet      round, edges, done: the connected-components trace (edges
+                                      each round shuffled, finished-star edges it routed out;
+                                      rounds used = rounds with edges > 0)
 
 Every aggregation is a combine (per key or global with a bounded accumulator), so no worker
 holds more than one cluster's sample or one key's partial sums.
@@ -37,7 +39,7 @@ SOURCE_SCHEMA = pa.schema([("kind", pa.string()), ("source", pa.string()), ("doc
 TOP_SCHEMA = pa.schema([("kind", pa.string()), ("group", pa.string()), ("size", pa.int64()),
                         ("kept_source", pa.string()), ("sample_ids", pa.string())])
 BUCKET_SCHEMA = pa.schema([("band", pa.int64()), ("bucket", pa.string()), ("size", pa.int64())])
-ROUND_SCHEMA = pa.schema([("round", pa.int64()), ("edges", pa.int64())])
+ROUND_SCHEMA = pa.schema([("round", pa.int64()), ("edges", pa.int64()), ("done", pa.int64())])
 
 KEPT_REASON = "keep_rule"  # the kept member: highest source priority, quality, length, id
 TOP_CLUSTERS = 20

@@ -22,18 +22,13 @@ import difflib
 import re
 import types
 import typing
-from typing import Any, Callable, Literal, Union
+from typing import Any, Literal, Union
 
 _INT_KEY_RE = re.compile(r"-?\d+\Z")
 
 
 class ConfigError(ValueError):
     """A setting of the config is missing or invalid; the message names it."""
-
-
-FALLBACK_CHECKS: dict[type, Callable[[Any], None]] = {}
-"""``validate`` functions for section classes that do not (yet) define ``validate()``; same
-contract (raise ``ValueError("<field>: <message>")``)."""
 
 
 def _path(where: str, name: str) -> str:
@@ -185,12 +180,9 @@ def reject_unknown(data: dict, known: typing.Iterable[str], where: str) -> None:
 
 
 def run_validate(obj: Any, where: str) -> None:
-    """Call the section's ``validate()`` (or its fallback check) and name the setting."""
+    """Call the section's ``validate()`` (where it has one) and name the setting."""
     check = getattr(obj, "validate", None)
     if not callable(check):
-        fallback = FALLBACK_CHECKS.get(type(obj))
-        check = (lambda: fallback(obj)) if fallback else None
-    if check is None:
         return
     try:
         check()

@@ -6,6 +6,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from curation.exact_dedup import keep_rank
 from pipelines.config import FuzzyDedupConfig
+from pipelines.dedup import DedupRecords
 from pipelines.fuzzy import FuzzyDedup
 from pipeline_fixtures import doc, english
 
@@ -20,8 +21,9 @@ def test_oversized_bucket_is_sharded_and_reported(pipeline):
                            max_bucket=3, bucket_shards=4)
     best = min(docs[:12], key=keep_rank).id  # same source: the longer text, then the smaller id
     with pipeline as p:
-        out = p | beam.Create(docs) | FuzzyDedup(cfg)
-        assert_that(out["kept"] | beam.Map(lambda d: d.id), equal_to([best, "cc/1"]), label="kept")
+        out = p | beam.Create(docs) | DedupRecords(cfg) | FuzzyDedup(cfg)
+        assert_that(out["decisions"] | beam.Map(lambda d: (d.id, d.detail["kept"])),
+                    equal_to([(d.id, best) for d in docs[:12] if d.id != best]), label="removed")
         assert_that(out["groups"] | beam.Map(lambda r: (r["id"], r["kept"], r["cluster_size"], r["source"])),
                     equal_to([(f"owt/{i:02d}", f"owt/{i:02d}" == best, 12, "openwebtext2") for i in range(12)]),
                     label="rows")

@@ -19,9 +19,8 @@ from apache_beam.testing.test_pipeline import TestPipeline
 
 from curation.sources import DEFAULT_SOURCE_PRIORITY
 from pipelines.config import load_config
-from pipelines.dedup import ExactDedup
+from pipelines.dedup_documents import DedupDocuments
 from pipelines.filters import Normalize
-from pipelines.fuzzy import FuzzyDedup
 from pipelines.read import ReadInputs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,12 +38,9 @@ def dedup_run(tmp_path_factory):
         reads = [p | f"Read{i}" >> ReadInputs(spec, input_root=cfg.input_root)
                  for i, spec in enumerate(cfg.inputs)]
         docs = [r["docs"] for r in reads] | beam.Flatten() | Normalize()
-        exact = docs | ExactDedup(cfg.priority)
-        fuzzy = exact["kept"] | FuzzyDedup(cfg.dedup.fuzzy, cfg.priority)
-        rows = (exact["groups"], fuzzy["groups"]) | "Rows" >> beam.Flatten()
-        _ = rows | beam.Map(json.dumps) | beam.io.WriteToText(str(out_dir / "rows"))
-        removed = (exact["removed"], fuzzy["removed"]) | "Removed" >> beam.Flatten()
-        _ = (removed | "RemovedJson" >> beam.Map(lambda r: json.dumps([r.doc.id, r.stage, r.detail["kept"]]))
+        dedup = docs | DedupDocuments(cfg.dedup.exact, cfg.dedup.fuzzy, cfg.priority)
+        _ = dedup["groups"] | beam.Map(json.dumps) | beam.io.WriteToText(str(out_dir / "rows"))
+        _ = (dedup["removed"] | "RemovedJson" >> beam.Map(lambda r: json.dumps([r.doc.id, r.stage, r.detail["kept"]]))
              | "WriteRemoved" >> beam.io.WriteToText(str(out_dir / "removed")))
     read = lambda prefix: [json.loads(line) for f in os.listdir(out_dir) if f.startswith(prefix)  # noqa: E731
                            for line in open(out_dir / f)]

@@ -62,15 +62,17 @@ def test_normalize_language_and_heuristics(pipeline):
 
 
 def test_exact_dedup_keeps_the_highest_priority_source(pipeline):
+    from pipelines.dedup import DedupRecords
+
     text = english(2)
     docs = [doc("cc/1", text, "cc_2020_50"), doc("wiki/1", text.upper(), "wikipedia"),
             doc("rn/1", text, "realnews"), doc("other", english(3))]
     with pipeline as p:
-        out = p | beam.Create(docs) | ExactDedup()
-        assert_that(ids(out["kept"], "K"), equal_to(["wiki/1", "other"]), label="kept")
-        assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.reason, r.detail["kept"])),
-                    equal_to([("cc/1", "duplicate", "wiki/1"), ("rn/1", "duplicate", "wiki/1")]),
-                    label="removed")
+        out = p | beam.Create(docs) | DedupRecords() | ExactDedup()
+        assert_that(out["kept"] | beam.Map(lambda m: m[0][-2]), equal_to(["wiki/1", "other"]), label="kept")
+        assert_that(out["decisions"] | beam.Map(lambda d: (d.id, d.stage, d.reason, d.detail["kept"])),
+                    equal_to([("cc/1", "exact_dedup", "duplicate", "wiki/1"),
+                              ("rn/1", "exact_dedup", "duplicate", "wiki/1")]), label="decisions")
         assert_that(out["groups"] | beam.Map(lambda g: (g["id"], g["kept"])),
                     equal_to([("wiki/1", True), ("cc/1", False), ("rn/1", False)]), label="groups")
 
@@ -94,16 +96,37 @@ def test_connected_components_fails_loudly_when_not_converged():
 
 
 def test_fuzzy_dedup_removes_near_duplicates_keeping_priority(pipeline):
+    from pipelines.dedup import DedupRecords
+
     base = english(4)
     near = base.replace("library", "museum", 1)
     docs = [doc("owt/1", near, "openwebtext2"), doc("wiki/1", base, "wikipedia"),
             doc("cc/1", english(5), "cc_2020_50"), doc("tiny", "short", "wikipedia")]
     cfg = FuzzyDedupConfig(num_perm=64, bands=16, rows=4, threshold=0.7, max_rounds=2)
     with pipeline as p:
-        out = p | beam.Create(docs) | FuzzyDedup(cfg)
-        assert_that(ids(out["kept"], "K"), equal_to(["wiki/1", "cc/1", "tiny"]), label="kept")
-        assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.stage, r.reason, r.detail["kept"])),
-                    equal_to([("owt/1", "fuzzy_dedup", "near_duplicate", "wiki/1")]), label="removed")
+        out = p | beam.Create(docs) | DedupRecords(cfg) | FuzzyDedup(cfg)
+        assert_that(out["decisions"] | beam.Map(lambda d: (d.id, d.stage, d.reason, d.detail["kept"])),
+                    equal_to([("owt/1", "fuzzy_dedup", "near_duplicate", "wiki/1")]), label="decisions")
+        assert_that(out["groups"] | beam.Map(lambda r: (r["id"], r["kept"], round(r["similarity"], 6))),
+                    equal_to([("wiki/1", True, 0.981982), ("owt/1", False, 0.981982)]), label="rows")
+        assert_that(out["inputs"], equal_to([("fuzzy", d.source) for d in docs]), label="inputs")
+
+
+def test_dedup_documents_adapter_applies_decisions(pipeline):
+    from pipelines.dedup_documents import DedupDocuments
+
+    base, text = english(4), english(2)
+    docs = [doc("owt/1", base.replace("library", "museum", 1), "openwebtext2"), doc("wiki/1", base, "wikipedia"),
+            doc("cc/2", text, "cc_2020_50"), doc("wiki/2", text.upper(), "wikipedia"), doc("tiny", "short")]
+    with pipeline as p:
+        out = p | beam.Create(docs) | DedupDocuments(True, FuzzyDedupConfig(threshold=0.7))
+        assert_that(ids(out["kept"], "K"), equal_to(["wiki/1", "wiki/2", "tiny"]), label="kept")
+        assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.stage, r.detail["kept"], r.doc.text[:5])),
+                    equal_to([("owt/1", "fuzzy_dedup", "wiki/1", base[:5]), ("cc/2", "exact_dedup", "wiki/2", text[:5])]),
+                    label="removed")
+        fuzzy_only = p | "Docs2" >> beam.Create(docs) | "FuzzyOnly" >> DedupDocuments(False, FuzzyDedupConfig())
+        assert_that(fuzzy_only["removed"] | "R2" >> beam.Map(lambda r: (r.doc.id, r.stage)),
+                    equal_to([("owt/1", "fuzzy_dedup"), ("cc/2", "fuzzy_dedup")]), label="fuzzy_only")
 
 
 def test_decontaminate_splits_out_task_ngrams(pipeline, tmp_path):

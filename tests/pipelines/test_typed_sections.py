@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import pytest
 
-from pipelines.typed_sections import FALLBACK_CHECKS, ConfigError, build_section, check_value
+from pipelines.typed_sections import ConfigError, build_section, check_value
 
 
 @dataclass
@@ -61,19 +61,6 @@ def test_valid_mapping_builds_nested_sections():
 def test_errors_name_the_setting(data, message):
     with pytest.raises(ConfigError, match=message):
         build_section(Outer, data, "top")
-
-
-def test_fallback_check_for_sections_without_validate():
-    @dataclass
-    class Legacy:
-        n: int = 1
-
-    FALLBACK_CHECKS[Legacy] = lambda s: (_ for _ in ()).throw(ValueError(f"n: too small ({s.n})"))
-    try:
-        with pytest.raises(ConfigError, match=r"a\.b\.n: too small \(1\)"):
-            build_section(Legacy, {}, "a.b")
-    finally:
-        del FALLBACK_CHECKS[Legacy]
 
 
 def test_post_init_errors_are_named_by_section():

@@ -1,0 +1,155 @@
+"""Bytes shuffled per document by dedup: the old design vs the record-based one, same corpus.
+
+    PYTHONPATH=. .venv/bin/python bench/bench_dedup_shuffle.py [--docs 5000]
+
+Every GroupByKey applied while a side's pipeline is built (CoGroupByKey and Distinct group
+through one) gets a measuring step in front of it that adds the FastPrimitivesCoder-encoded size
+of each element entering it to a counter; combines are left alone (the runner lifts them: only
+per-bundle partial results cross the shuffle).  Sides, each exact + fuzzy dedup on the same
+documents, in-process FnApiRunner:
+
+  old        ``bench/legacy_dedup.py`` (the transforms before issue 16) with the demo's former
+             settings: 10 bands x 10 rows, estimated-Jaccard verification
+  new-same   ``DedupDocuments`` with the same settings (the same decisions, checked)
+  new        ``DedupDocuments`` with the defaults: derived 13 x 7, exact-Jaccard verification
+
+``DedupDocuments`` is the temporary adapter that joins decisions back to documents; its join
+(``JoinDecisions``) is listed apart: it goes away when the pipeline applies decisions itself.
+Corpus: bench_dedup.corpus (~3 KB Zipf-word documents, 10% with a near duplicate) plus an
+exact copy, under another source, of every 20th document.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from collections import defaultdict
+
+import apache_beam as beam
+from apache_beam.coders.coders import FastPrimitivesCoder
+from apache_beam.metrics.metric import MetricsFilter
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import legacy_dedup  # noqa: E402
+from bench_dedup import corpus  # noqa: E402
+from curation.document import Document  # noqa: E402
+from curation.fuzzy_config import FuzzyDedupConfig  # noqa: E402
+from pipelines.dedup_documents import DedupDocuments  # noqa: E402
+
+NAMESPACE = "shuffle_bytes"
+ADAPTER = "JoinDecisions"
+
+
+class _Meter(beam.DoFn):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def setup(self) -> None:
+        self.coder = FastPrimitivesCoder()
+        self.bytes = beam.metrics.Metrics.counter(NAMESPACE, "bytes:" + self.name)
+        self.elements = beam.metrics.Metrics.counter(NAMESPACE, "elements:" + self.name)
+
+    def process(self, element):
+        self.bytes.inc(len(self.coder.encode(element)))
+        self.elements.inc()
+        yield element
+
+
+class measured_shuffles:
+    """While active, every GroupByKey outside a combine gets a ``_Meter`` in front of it."""
+
+    def __enter__(self):
+        self.original = original = beam.Pipeline.apply
+
+        def apply(pipeline, transform, pvalueish=None, label=None):
+            # Beam re-enters apply() once the label is resolved (label None): meter that call.
+            if isinstance(transform, beam.GroupByKey) and label is None:
+                parent = pipeline._current_transform()
+                if not isinstance(parent.transform, (beam.CombinePerKey, beam.CombineGlobally)):
+                    name = f"{parent.full_label}/{transform.label}".lstrip("/")
+                    pvalueish = original(pipeline, beam.ParDo(_Meter(name)), pvalueish,
+                                         f"Meter{transform.label}")
+            return original(pipeline, transform, pvalueish, label)
+
+        beam.Pipeline.apply = apply
+        return self
+
+    def __exit__(self, *exc):
+        beam.Pipeline.apply = self.original
+
+
+def run_side(name: str, docs: list[Document], tmp: str) -> tuple[dict, set, float]:
+    """({shuffle label: (elements, bytes)}, removed ids, seconds) of one side."""
+    out = os.path.join(tmp, name)
+    with measured_shuffles():
+        p = beam.Pipeline(runner="FnApiRunner")
+        pc = p | beam.Create(docs, reshuffle=False)
+        if name == "old":
+            cfg = FuzzyDedupConfig(bands=10, rows=10, verify="estimated")
+            exact = pc | "ExactDedup" >> legacy_dedup.ExactDedup()
+            fuzzy = exact["kept"] | "FuzzyDedup" >> legacy_dedup.FuzzyDedup(cfg)
+            removed = (exact["removed"], fuzzy["removed"]) | "Removed" >> beam.Flatten()
+        else:
+            cfg = FuzzyDedupConfig() if name == "new" else FuzzyDedupConfig(bands=10, rows=10, verify="estimated")
+            removed = (pc | "DedupDocuments" >> DedupDocuments(True, cfg))["removed"]
+        _ = (removed | beam.Map(lambda r: json.dumps([r.doc.id, r.stage]))
+             | beam.io.WriteToText(out, shard_name_template=""))
+    t0 = time.perf_counter()
+    result = p.run()
+    result.wait_until_finish()
+    seconds = time.perf_counter() - t0
+    shuffles: dict = defaultdict(lambda: [0, 0])
+    for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
+        kind, label = c.key.metric.name.split(":", 1)
+        shuffles[label][0 if kind == "elements" else 1] += c.committed or c.attempted or 0
+    removed_ids = {tuple(json.loads(line)) for line in open(out)}
+    return {k: v for k, v in shuffles.items() if not k.startswith("WriteToText")}, removed_ids, seconds
+
+
+def summarise(shuffles: dict) -> dict:
+    """Labels with round numbers folded (Round01..Round12 -> Round*): {label: [n, elements, bytes]}."""
+    out: dict = defaultdict(lambda: [0, 0, 0])
+    for label, (elements, size) in shuffles.items():
+        row = out[re.sub(r"Round\d\d", "Round*", label)]
+        row[0] += 1
+        row[1] += elements
+        row[2] += size
+    return out
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--docs", type=int, default=5000, help="base documents (plus 10%% near and 5%% exact copies)")
+    args = ap.parse_args(argv)
+    docs = corpus(args.docs)
+    docs += [Document(f"x{i:07d}", "realnews", d.text) for i, d in enumerate(docs[: args.docs : 20])]
+    n, text_bytes = len(docs), sum(len(d.text.encode()) for d in docs)
+    print(f"{n} documents, mean text {text_bytes / n:.0f} bytes")
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("old", "new-same", "new"):
+            results[name] = run_side(name, docs, tmp)
+    for name, (shuffles, removed, seconds) in results.items():
+        print(f"\n== {name}: {len(removed)} removed, {seconds:.1f} s")
+        print(f"{'shuffle (GroupByKey input)':<62s} {'GBKs':>4s} {'elements':>10s} {'bytes/doc':>10s}")
+        for label, (k, elements, size) in sorted(summarise(shuffles).items(), key=lambda kv: -kv[1][2]):
+            print(f"{label[:62]:<62s} {k:4d} {elements:10d} {size / n:10.1f}")
+    total = {name: sum(b for _, b in r[0].values()) / n for name, r in results.items()}
+    adapter = {name: sum(b for label, (_, b) in r[0].items() if ADAPTER in label) / n
+               for name, r in results.items()}
+    print(f"\n{'side':<10s} {'bytes/doc':>10s} {'dedup only':>11s} {'adapter join':>13s} {'old / side':>11s}")
+    for name in results:
+        print(f"{name:<10s} {total[name]:10.0f} {total[name] - adapter[name]:11.0f} {adapter[name]:13.0f} "
+              f"{total['old'] / total[name]:11.2f}")
+    print(f"\nold / new-same, dedup only (adapter join excluded): "
+          f"{total['old'] / (total['new-same'] - adapter['new-same']):.2f}; "
+          f"old / new, dedup only: {total['old'] / (total['new'] - adapter['new']):.2f}")
+    print(f"same removals, old vs new-same: {results['old'][1] == results['new-same'][1]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""What dedup needs of a document, computed per document and without a shuffle.
+
+Dedup never moves document text: a ``DedupRecord`` holds the few hundred bytes both dedup
+stages work on, and each stage shuffles only the part it needs:
+
+- ``node``: the keep-rule sort key plus the source, ``keep_rank(doc) + (source,)``.  Ordering
+  nodes orders documents by the keep rule, so the smallest node of a duplicate group or
+  component is the survivor; ``node_id`` / ``node_source`` read it back.
+- ``text_hash``: 16-byte xxh3-128 digest of the canonical text (exact dedup's key;
+  ``.hex()`` is ``curation.exact_dedup.text_hash``).
+- ``bands``: the LSH band keys ``(band, 8-byte digest)`` of the MinHash signature, None when
+  the document is not fuzzy-deduplicated (too few shingles, or fuzzy dedup off).
+- ``signature``: the MinHash signature (uint32 little-endian bytes, ``num_perm`` x 4).
+- ``shingles``: the sorted distinct 32-bit shingle hashes (``curation.lsh.hash_set``), only
+  when candidates are verified by exact Jaccard.
+
+Records are plain values (bytes, tuples), so they persist as table columns and encode compactly
+in a Beam shuffle.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from curation.document import Document
+from curation.exact_dedup import keep_rank, text_digest
+from curation.fuzzy_config import FuzzyDedupConfig
+
+
+@dataclass(frozen=True)
+class DedupRecord:
+    node: tuple
+    text_hash: bytes
+    bands: tuple[tuple[int, bytes], ...] | None = None
+    signature: bytes | None = None
+    shingles: bytes | None = None
+
+    @property
+    def id(self) -> str:
+        return node_id(self.node)
+
+    @property
+    def source(self) -> str:
+        return node_source(self.node)
+
+
+def dedup_node(doc: Document, priority: dict[str, int] | None = None) -> tuple:
+    """``keep_rank(doc, priority) + (doc.source,)``: the smallest node is the one kept."""
+    return keep_rank(doc, priority) + (doc.source,)
+
+
+def node_id(node: tuple) -> str:
+    return node[-2]
+
+
+def node_source(node: tuple) -> str:
+    return node[-1]
+
+
+def dedup_records(docs: Sequence[Document], fuzzy: FuzzyDedupConfig | None,
+                  priority: dict[str, int] | None = None) -> list[DedupRecord]:
+    """One record per document (a batch: the MinHash work is vectorised over it).  ``fuzzy``
+    None: exact-dedup fields only."""
+    from curation.lsh import band_keys
+    from curation.minhash import text_features
+
+    nodes = [dedup_node(d, priority) for d in docs]
+    hashes = [text_digest(d.text) for d in docs]
+    if fuzzy is None or not fuzzy.enabled:
+        return [DedupRecord(n, h) for n, h in zip(nodes, hashes)]
+    bands, rows = fuzzy.band_layout()
+    feats = text_features([d.text for d in docs], fuzzy.ngram, fuzzy.shingle, fuzzy.num_perm,
+                          fuzzy.seed, fuzzy.scheme, fuzzy.min_shingles,
+                          with_sets=fuzzy.verify == "exact")
+    out = []
+    for node, h, f in zip(nodes, hashes, feats):
+        if f is None:
+            out.append(DedupRecord(node, h))
+            continue
+        sig = f[0].astype("<u4")  # legacy-scheme values are < 2^32 too
+        out.append(DedupRecord(node, h, tuple(band_keys(sig, bands, rows)), sig.tobytes(),
+                               None if f[1] is None else f[1].astype("<u4").tobytes()))
+    return out
+
+
+def verification_payload(record: DedupRecord, verify: str) -> bytes | None:
+    """What a candidate pair's verification compares: the shingle-hash set (``exact``) or the
+    signature (``estimated``)."""
+    return record.shingles if verify == "exact" else record.signature
+
+
+def similarity(a: bytes, b: bytes, verify: str) -> float:
+    """Exact Jaccard of two shingle-hash sets, or the estimate from two signatures."""
+    from curation.lsh import estimated_jaccard, hash_jaccard
+
+    x, y = np.frombuffer(a, dtype="<u4"), np.frombuffer(b, dtype="<u4")
+    return hash_jaccard(x, y) if verify == "exact" else estimated_jaccard(x, y)
