@@ -44,11 +44,26 @@ def test_plan_rejects_bad_layout():
 
 
 def test_nproc_relaunches_through_torchrun(monkeypatch):
-    calls = []
+    """`--nproc 2` re-runs the same command under torchrun, minus `--nproc`, with the
+    environment the pre-flight checks returned (the real pre-flight and signal forwarding are
+    exercised end to end in test_launcher_signals and test_checkpoint_trust)."""
+    launched = []
+
+    class FakeChild:
+        pid = 0
+
+        def __init__(self, cmd, env=None, **kwargs):
+            launched.append((cmd, env))
+
+        def wait(self):
+            return 0
+
     monkeypatch.setattr("training.launch.setup_logging", lambda: None)
-    monkeypatch.setattr("subprocess.call", lambda cmd: calls.append(cmd) or 0)
+    monkeypatch.setattr("training.launch.preflight", lambda args, cfg: {"CHECKED": "1"})
+    monkeypatch.setattr("subprocess.Popen", FakeChild)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     assert main(["--manifest", "m.json", "--nproc", "2", "--steps", "3"]) == 0
-    (cmd,) = calls
+    ((cmd, env),) = launched
     assert cmd[1:6] == ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", "-m"]
     assert cmd[6:] == ["training.launch", "--manifest", "m.json", "--steps", "3"]
+    assert env == {"CHECKED": "1"}
