@@ -158,7 +158,7 @@ def test_accounting_identity_per_source_on_faulty_input(fault_run):
 
 def test_every_fault_lands_in_removed_or_dead_letter(fault_run):
     run_dir, _ = fault_run
-    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents.parquet"))
+    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents"))
     reasons = set(rows.reason.dropna())
     for r in ("too_large", "empty_document", "pile_subset_not_in_blend", "http_status_not_ok",
               "non_html_payload", "markup_too_deep", "invalid_json", "invalid_utf8",
@@ -176,7 +176,7 @@ def test_every_fault_lands_in_removed_or_dead_letter(fault_run):
 
 def test_kept_documents_survive_next_to_faults(fault_run):
     run_dir, _ = fault_run
-    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents.parquet")).set_index("id")
+    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents")).set_index("id")
     kept = set(rows.index[rows.outcome == "kept"])
     assert {"wikipedia/mixed.jsonl.zst:0", "books3/mixed.jsonl.zst:10", "realnews/rn.jsonl:0",
             "realnews/rn.jsonl:5", "cc_stories/good.txt", "cc_2020_50/faulty.warc.gz#2",
