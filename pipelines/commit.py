@@ -235,23 +235,38 @@ class RunDir:
         delete_tree(self.commit_path(stage))
 
     def roll_forward(self) -> list[str]:
-        """Finish commits that a killed run left half done; returns their stages."""
+        """Finish what a killed run left half done: commits (rename the rest, write the marker)
+        and uncommits (delete the rest); returns the stages concerned."""
         finished = []
-        for stage in STAGES + ("all",):
+        for stage in STAGES:
+            if _read_json(self.uncommit_path(stage)) is not None:
+                self._finish_uncommit(stage)
+                finished.append(stage)
             if _read_json(self.commit_path(stage)) is not None:
                 self._finish_commit(stage)
                 finished.append(stage)
         return finished
 
+    def uncommit_path(self, stage: str) -> str:
+        return self.control(f"{stage}.uncommit.json")
+
     def uncommit(self, stage: str) -> None:
-        """Delete a committed stage's files and marker (to run it again)."""
+        """Delete a committed stage's files and marker (to run it again).  The file list is
+        written first, so a run killed half way is finished by ``roll_forward`` and never leaves
+        a stage's files behind without its marker."""
         m = self.done(stage)
         if m is None:
             return
-        delete_tree(self.marker_path(stage))  # first: from here on the stage is not a result
-        for rel in m.get("files", []):
-            delete_tree(self.path(*rel.split("/")))
+        _write_json(self.uncommit_path(stage), {"stage": stage, "files": m.get("files", [])})
+        delete_tree(self.marker_path(stage))  # from here on the stage is not a result
+        self._finish_uncommit(stage)
+
+    def _finish_uncommit(self, stage: str) -> None:
+        plan = _read_json(self.uncommit_path(stage))
         delete_tree(self.path("run.json"))
+        for rel in plan.get("files", []):
+            delete_tree(self.path(*rel.split("/")))
+        delete_tree(self.uncommit_path(stage))
 
     def files(self, stage: str, prefix: str) -> list[str]:
         """Absolute paths of the committed files of ``stage`` under the relative ``prefix``."""

@@ -118,3 +118,17 @@ def test_resume_drops_unfinished_staging_and_uncommit_removes_a_stage(tmp_path):
     rd.uncommit("dedup")
     assert rd.done("dedup") is None
     assert _tree(rd.root) == ["_curate/owner.json"]
+
+
+def test_an_uncommit_killed_half_way_is_finished_before_the_stage_runs_again(tmp_path):
+    from pipelines.commit import _write_json
+
+    rd = RunDir(str(tmp_path / "run"))
+    rd.prepare("fp")
+    rd.commit([_staged_attempt(rd)], "fp")
+    files = rd.done("dedup")["files"]
+    # what a run killed right after removing the marker leaves: the list, the marker gone
+    _write_json(rd.uncommit_path("dedup"), {"stage": "dedup", "files": files})
+    os.remove(rd.marker_path("dedup"))
+    rd.prepare("fp", resume=True)
+    assert _tree(rd.root) == ["_curate/owner.json"]  # no file of the un-marked stage is left
