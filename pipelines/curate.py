@@ -46,7 +46,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 
 from pipelines import report
 from pipelines.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
-from pipelines.common import stage_seconds
+from pipelines.common import safe_local_data_plane, stage_seconds
 from pipelines.config import ConfigError, CurateConfig, load_config
 from pipelines.parts import part_dest
 from pipelines.sinks import merge_counters, safe_counters, write_counters
@@ -117,7 +117,9 @@ def _quality_model(cfg: CurateConfig, override: str | None) -> dict | None:
 
 
 def pipeline_options(beam_args: list[str]) -> PipelineOptions:
-    """Beam options; without ``--runner``: FnApiRunner, multi-processing, one worker per core."""
+    """Beam options; without ``--runner``: FnApiRunner, multi-processing, one worker per core.
+    The local runner's lossy timed data-plane flush is turned off (``safe_local_data_plane``)."""
+    safe_local_data_plane()
     args = list(beam_args)
     if not any(a == "--runner" or a.startswith("--runner=") for a in args):
         args.append("--runner=FnApiRunner")
