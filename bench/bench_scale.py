@@ -142,12 +142,17 @@ def analyse(samples, spans, busy: float) -> dict:
                 longest = (cur, cur_stage, b[busy_pids[0]][2])
         else:
             cur = 0.0
-    for _, snap in samples:
+    stage_peaks: dict[str, dict[str, int]] = {}
+    for t, snap in samples:
+        stage = _stage_at(spans, t)
         for p, (cpu, rss, role) in snap.items():
             d = peaks.setdefault(p, {"role": role, "peak_rss": 0})
             d["peak_rss"] = max(d["peak_rss"], rss)
             cpu_by_pid[p] = cpu
+            sp = stage_peaks.setdefault(stage, {})
+            sp[role] = max(sp.get(role, 0), rss >> 20)
     return {"processes": [{"pid": p, **d, "cpu": round(cpu_by_pid[p], 1)} for p, d in sorted(peaks.items())],
+            "peak_rss_mb_by_stage": stage_peaks,
             "single_busy_seconds": round(single, 1),
             "longest_single_busy": {"seconds": round(longest[0], 1), "stage": longest[1], "role": longest[2]}}
 
@@ -212,9 +217,12 @@ def report(results: list[dict]) -> None:
               f"{r['peak_rss_mb']['driver']} | {r['peak_rss_mb']['worker_max']} | "
               f"{r['single_busy_seconds']} ({lb['seconds']}, {lb['stage']}) | "
               f"{0 if r['accounting_ok'] else 'ACCOUNTING FAILED'} |")
-    print("\ntime per stage (wall s):")
+    print("\ntime per stage (wall s) and peak RSS per stage (MB, driver/worker):")
     for r in results:
         print(f"  {r['read']:>9,}: " + ", ".join(f"{s} {r['stage_wall_s'][s]}" for s in STAGES))
+        print("  " + " " * 11 + ", ".join(
+            f"{s} {r['peak_rss_mb_by_stage'].get(s, {}).get('driver', 0)}/"
+            f"{r['peak_rss_mb_by_stage'].get(s, {}).get('worker', 0)}" for s in STAGES))
     for a, b in zip(results, results[1:]):
         k = b["read"] / a["read"]
         print(f"\n{a['read']:,} -> {b['read']:,} documents ({k:.2f}x): wall {b['wall_s'] / a['wall_s']:.2f}x, "
