@@ -129,14 +129,14 @@ def _stage_at(spans, t: float) -> str:
 def analyse(samples, spans, busy: float) -> dict:
     peaks: dict[int, dict] = {}
     cpu_by_pid: dict[int, float] = {}
-    single, longest, cur, cur_start, cur_stage = 0.0, (0.0, None, None), 0.0, None, None
+    single, longest, cur, cur_stage = 0.0, (0.0, None, None), 0.0, None
     for (t0, a), (t1, b) in zip(samples, samples[1:]):
         dt = t1 - t0
         busy_pids = [p for p in b if p in a and (b[p][0] - a[p][0]) / dt >= busy]
         if len(busy_pids) == 1:
             single += dt
             if cur == 0:
-                cur_start, cur_stage = t0, _stage_at(spans, t0)
+                cur_stage = _stage_at(spans, t0)
             cur += dt
             if cur > longest[0]:
                 longest = (cur, cur_stage, b[busy_pids[0]][2])

@@ -148,15 +148,16 @@ class RunDir:
             if owner is None:
                 raise RunDirError(f"--resume: {self.root!r} holds no curate run to resume "
                                   "(no _curate/owner.json or run.json)")
-            if owner.get("fingerprint") not in (None, fp):
+            if owner.get("legacy"):
+                raise RunDirError(f"--resume: {self.root!r} was written by an mtnlg curate without "
+                                  "stage markers; nothing in it can be resumed: start a fresh run")
+            if owner.get("fingerprint") != fp:
                 raise RunDirError(
                     f"--resume: {self.root!r} was started with a different configuration "
                     f"(fingerprint {str(owner.get('fingerprint'))[:12]} != {fp[:12]}); resume with "
                     "the same config, input root and tokenizer, or start a fresh run")
             self.roll_forward()
             delete_tree(self.control("staging"))
-            if owner.get("legacy"):
-                self._write_owner(fp)
             return
         if entries:
             if owner is None and not overwrite:

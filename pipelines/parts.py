@@ -23,7 +23,7 @@ from curation.document import Document
 from pipelines.common import count
 from pipelines.sinks import WriteRowsFn
 
-PART_ROWS = 5000
+PART_ROWS = 2000
 """Documents per part file: parts are the work items of the next stage, so they must be many
 enough to spread over the workers and small enough to hold one row group at a time."""
 PART_BYTES = 64 << 20

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from curation.sources import display_name
-from pipelines.sinks import join, read_bytes, write_bytes, write_table
+from pipelines.sinks import file_exists, join, read_bytes, write_bytes, write_table
 
 FORMAT_VERSION = 2
 """2: per-document stats sharded under stats/documents/; stats/languages.parquet; _curate/."""
@@ -77,10 +77,8 @@ def merge_stage_aggregates(run_dir: str, stages: list[str]) -> dict[str, list[di
     partials = []
     for stage in stages:
         path = join(run_dir, "stages", stage, "aggregates.json")
-        try:
+        if file_exists(path):  # a disabled stage decides nothing and writes none
             partials.append(json.loads(read_bytes(path)))
-        except FileNotFoundError:
-            continue  # a disabled stage decides nothing
     tables = merge_partials(partials)
     for name, (file_name, schema) in AGGREGATE_TABLES.items():
         write_table(join(run_dir, "stats", file_name), tables[name], schema)

@@ -31,9 +31,11 @@ from pipelines.read import (WARC_RECORDS_PER_RANGE, PlanWarcRangesFn, ReadFileFn
 
 READ = "read"
 """Tag of ``(source, records)`` per work item."""
-SLICE_BYTES = 8 << 20
-"""A non-WARC file over this size is read as several slices (see ``FileSlice``)."""
-MAX_SLICES = 16
+SLICE_BYTES = 2 << 20
+"""A non-WARC file over this size is read as several slices (see ``FileSlice``): about 2,000
+documents each, so a stage has enough similar-sized work items to keep every worker busy (the
+local runner splits a stage's items between its workers once, by count)."""
+MAX_SLICES = 32
 
 
 @dataclass(frozen=True)
