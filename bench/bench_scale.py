@@ -130,11 +130,14 @@ def analyse(samples, spans, busy: float) -> dict:
     peaks: dict[int, dict] = {}
     cpu_by_pid: dict[int, float] = {}
     single, longest, cur, cur_stage = 0.0, (0.0, None, None), 0.0, None
+    single_by_stage: dict[str, float] = {}
     for (t0, a), (t1, b) in zip(samples, samples[1:]):
         dt = t1 - t0
         busy_pids = [p for p in b if p in a and (b[p][0] - a[p][0]) / dt >= busy]
         if len(busy_pids) == 1:
             single += dt
+            key = f"{_stage_at(spans, t0)}:{b[busy_pids[0]][2]}"
+            single_by_stage[key] = single_by_stage.get(key, 0.0) + dt
             if cur == 0:
                 cur_stage = _stage_at(spans, t0)
             cur += dt
@@ -154,6 +157,7 @@ def analyse(samples, spans, busy: float) -> dict:
     return {"processes": [{"pid": p, **d, "cpu": round(cpu_by_pid[p], 1)} for p, d in sorted(peaks.items())],
             "peak_rss_mb_by_stage": stage_peaks,
             "single_busy_seconds": round(single, 1),
+            "single_busy_by_stage": {k: round(v, 1) for k, v in sorted(single_by_stage.items())},
             "longest_single_busy": {"seconds": round(longest[0], 1), "stage": longest[1], "role": longest[2]}}
 
 
@@ -223,6 +227,9 @@ def report(results: list[dict]) -> None:
         print("  " + " " * 11 + ", ".join(
             f"{s} {r['peak_rss_mb_by_stage'].get(s, {}).get('driver', 0)}/"
             f"{r['peak_rss_mb_by_stage'].get(s, {}).get('worker', 0)}" for s in STAGES))
+    print("\nseconds with exactly one busy process, by stage:process")
+    for r in results:
+        print(f"  {r['read']:>9,}: " + ", ".join(f"{k} {v}" for k, v in r["single_busy_by_stage"].items()))
     for a, b in zip(results, results[1:]):
         k = b["read"] / a["read"]
         print(f"\n{a['read']:,} -> {b['read']:,} documents ({k:.2f}x): wall {b['wall_s'] / a['wall_s']:.2f}x, "
