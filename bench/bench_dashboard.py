@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/bench_dashboard.py [--rows 1000000] [--sources 15] [--repeat 5]
 
-1. Synthesizes a RUN with ``--sources`` sources and ``--rows`` rows in stats/documents.parquet
-   (plus counts, run.json with stage times, dedup groups, contamination, removed samples).
+1. Synthesizes a RUN with ``--sources`` sources and ``--rows`` rows in stats/documents/ and the
+   aggregates the pipeline writes from them (counts, histograms, languages; run.json with stage
+   times, dedup groups, contamination, removed samples).
 2. Renders it with ``build_dashboard`` (timed: the Python side reads 1M rows).
 3. In one Chromium, loads (a) the dashboard until ``window.__dashboardReady`` (every panel
    drawn) and (b) a baseline: a static HTML page of the same byte size with no script, until its
@@ -54,11 +55,13 @@ def synth_run(root: Path, n_rows: int, n_sources: int, seed: int = 0) -> Path:
         "lang": rng.choice(["en"] * 8 + ["de", "fr", "es", "zh"], n_rows), "lang_score": rng.random(n_rows),
         "quality_score": rng.beta(4, 2, n_rows), "tokens": pa.array(np.where(outcome == "kept", words + 1, 0))})
     run = root / "big-run"
-    (run / "stats").mkdir(parents=True)
-    pq.write_table(table, run / "stats" / "documents.parquet")
-    counts = table.group_by(["source", "stage", "outcome", "reason"]).aggregate([([], "count_all")])
-    pq.write_table(pa.table({k: counts.column(k) for k in ("source", "stage", "outcome", "reason")}
-                            | {"documents": counts.column("count_all")}), run / "stats" / "counts.parquet")
+    (run / "stats" / "documents").mkdir(parents=True)
+    pq.write_table(table, run / "stats" / "documents" / "read-0.parquet")
+    from curation.stats import aggregate_rows  # the pipeline's own aggregation of the rows
+
+    for name, rows in aggregate_rows(table.to_pylist()).items():
+        if name != "read":
+            pq.write_table(pa.Table.from_pylist(rows), run / "stats" / f"{name}.parquet")
     n_groups = n_rows // 50
     sizes = np.minimum((rng.pareto(1.5, n_groups) + 2).astype(np.int64), 5000)
     group = np.repeat(np.arange(n_groups), sizes)

@@ -1,9 +1,25 @@
 """The curate job: raw sources -> cleaned, deduplicated, decontaminated token shards + stats.
 
-read -> normalize -> language id -> heuristics -> exact dedup -> fuzzy dedup (all sources
-jointly) -> decontaminate -> tokenize -> shards, with every removal and dead letter written and
-counted, and ``run.json`` (accounting per source) written after the pipeline finishes.
-The output layout is docs/run-layout.md.
+Four stages (``pipelines.stages``): read (read, normalize, language id, heuristics, quality),
+dedup (exact + fuzzy, all sources jointly), decontaminate (13-grams), tokenize (+ shards).  Each
+writes its documents as parts that the next one reads, so only small records are ever shuffled.
+Every removal and dead letter is written and counted; ``run.json`` (accounting per source) is
+written last.  The output layout is docs/run-layout.md.
+
+Modes:
+  (default)        one Beam job runs all four stages; its outputs are committed at the end.
+  --staged         one Beam job per stage, each committed with a completion marker
+                   (RUN/_curate/<stage>.done.json): for long runs.
+  --resume RUN     continue a killed run: completed stages are kept, the rest run again
+                   (staged); the result is the same as an uninterrupted run.
+  --stage NAME     run one stage of an existing RUN again, alone (its input stage must be done).
+Nothing carries a final name before its stage (or the whole job) has finished: outputs are
+written under RUN/_curate/staging/ and renamed at commit.
+
+--output: a new or empty folder, or one holding a curate run (which is replaced); anything else
+is refused unless --overwrite, which replaces only the names a run writes (run.json, documents/,
+shards/, removed/, dead_letter/, dedup/, stats/, stages/, _curate/).  --resume never deletes a
+completed stage.
 
 Local (FnApiRunner, one worker process per core unless told otherwise)::
 
@@ -11,104 +27,38 @@ Local (FnApiRunner, one worker process per core unless told otherwise)::
 
 On a cluster, any Beam runner and its usual options::
 
-    mtnlg curate --config mtnlg --output gs://BUCKET/runs/mtnlg --runner DataflowRunner --project P \\
+    mtnlg curate --config mtnlg --staged --output gs://BUCKET/runs/mtnlg --runner DataflowRunner --project P \\
         --region us-central1 --temp_location gs://BUCKET/tmp --setup_file ./setup.py
 """
 from __future__ import annotations
 
 import argparse
 import datetime as dt
+import logging
 import os
-import shutil
 import sys
 import time
 
 import apache_beam as beam
-import pyarrow as pa
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from pipelines.common import DEAD_LETTER, stage_seconds
-from pipelines.config import ConfigError, CurateConfig, load_config
-from pipelines.decontaminate import Decontaminate, WriteCuts
-from pipelines.dedup_documents import DedupDocuments
-from pipelines.dedup_stats import WriteDedupOutputs
-from pipelines.filters import HeuristicsFn, LanguageFn, Normalize
-from pipelines.common import ApplyFilter
-from pipelines.quality import QualityFn
-from pipelines.read import ReadInputs
-from pipelines import report
-from pipelines.sinks import (WriteDeadLetters, WriteRemoved, WriteShards, counters_rows,
-                             is_remote, join, write_counters)
-from pipelines import cli_options
-from pipelines.staging import StagingError, local_copy, sha256_of
 from mtnlg.resources import ResourceError, config_path
-from pipelines.stats import ReadCounts, StatsRows, WriteContaminationStats, WriteStats
-from pipelines.tokenize import Tokenize
+from pipelines import cli_options, report
+from pipelines.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
+from pipelines.common import safe_local_data_plane, stage_seconds
+from pipelines.config import ConfigError, CurateConfig, load_config
+from pipelines.parts import part_dest
+from pipelines.sinks import is_remote, merge_counters, safe_counters, write_counters
+from pipelines.stages import StageEnv, build_stage, enabled
+from pipelines.staging import StagingError, local_copy
 
-SHARD_SCHEMA = pa.schema([
-    ("source", pa.string()), ("shard", pa.int64()), ("prefix", pa.string()),
-    ("documents", pa.int64()), ("tokens", pa.int64()), ("bin_sha256", pa.string()),
-    ("idx_sha256", pa.string()),
-])
-RUN_OUTPUTS = ("run.json", "documents", "shards", "removed", "dead_letter", "dedup", "stats", "logs")
+log = logging.getLogger("mtnlg.curate")
 
-
-def build(p: beam.Pipeline, cfg: CurateConfig, run_dir: str, vocab_size: int) -> None:
-    """Add every stage of the curate job to pipeline ``p``."""
-    from blending.indexed_dataset import dtype_for_vocab
-
-    reads = [p | f"Read[{i}:{spec.reader}:{spec.source or 'pile'}]" >> ReadInputs(
-                 spec, input_root=cfg.input_root) for i, spec in enumerate(cfg.inputs)]
-    read = {k: [r[k] for r in reads] | f"All_{k}" >> beam.Flatten()
-            for k in ("docs", "removed", DEAD_LETTER)}
-    _ = read | "ReadCounts" >> ReadCounts(run_dir)
-    removed, groups = [read["removed"]], []
-    dedup_extra = {"inputs": [], "buckets": [], "rounds": []}  # dedup stats inputs (dedup_stats.py)
-
-    docs = read["docs"] | "Normalize" >> Normalize()
-    out = docs | "Language" >> ApplyFilter(LanguageFn(cfg.language), cfg.skip_sources.get("language", ()))
-    removed.append(out["removed"])
-    out = out["kept"] | "Heuristics" >> ApplyFilter(HeuristicsFn(cfg.heuristics), cfg.skip_sources.get("heuristics", ()))
-    removed.append(out["removed"])
-    docs = out["kept"]
-    if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
-        out = docs | "Quality" >> ApplyFilter(QualityFn(cfg.quality, sha256_of(cfg.quality.model_path)))
-        removed.append(out["removed"])
-        docs = out["kept"]
-    if cfg.dedup.exact or cfg.dedup.fuzzy.enabled:  # exact, then fuzzy on exact's survivors
-        out = docs | "Dedup" >> DedupDocuments(cfg.dedup.exact, cfg.dedup.fuzzy, cfg.priority)
-        removed.append(out["removed"])
-        groups.append(out["groups"])
-        for k in dedup_extra:
-            if k in out:
-                dedup_extra[k].append(out[k])
-        docs = out["kept"]
-    if cfg.decontamination.enabled and cfg.decontamination.tasks:
-        out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks,
-                                                      cfg.decontamination.rule)
-        removed.append(out["removed"])
-        _ = out["cuts"] | "WriteCuts" >> WriteCuts(run_dir)
-        _ = out | "ContaminationStats" >> WriteContaminationStats(run_dir)
-        docs = out["kept"]
-    tok = cfg.tokenizer
-    out = docs | "Tokenize" >> Tokenize(tok.path, tok.min_tokens, tok.batch_size)
-    removed.append(out["removed"])
-    tokenized = out["kept"]
-
-    dtype = dtype_for_vocab(vocab_size).name
-    shards = tokenized | "Shards" >> WriteShards(run_dir, cfg.shards.max_tokens_per_shard, dtype)
-    _ = shards | "ShardTable" >> beam.io.WriteToParquet(
-        join(run_dir, "stats", "shards.parquet"), SHARD_SCHEMA, num_shards=1, shard_name_template="")
-    all_removed = removed | "AllRemoved" >> beam.Flatten()
-    _ = all_removed | "WriteRemoved" >> WriteRemoved(run_dir, cfg.removed_sample)
-    _ = read[DEAD_LETTER] | "WriteDeadLetters" >> WriteDeadLetters(run_dir)
-    if groups:
-        dedup_in = {k: v | f"AllDedup_{k}" >> beam.Flatten() for k, v in dedup_extra.items() if v}
-        dedup_in["groups"] = groups | "AllGroups" >> beam.Flatten()
-        _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(run_dir)
-    rows = ({"kept": tokenized, "removed": all_removed, "dead_letter": read[DEAD_LETTER]}
-            | "StatsRows" >> StatsRows())
-    _ = rows | "Stats" >> WriteStats(run_dir)
+# Counter (and stage-time) names -> the stage of the job that produced them (one job, 4 stages).
+COUNTER_STAGE = {"read": "read", "normalize": "read", "language": "read", "heuristics": "read",
+                 "quality": "read", "exact_dedup": "dedup", "fuzzy_dedup": "dedup",
+                 "dedup": "dedup", "decontamination": "decontaminate",
+                 "decontaminate": "decontaminate", "tokenize": "tokenize", "shards": "tokenize"}
 
 
 def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
@@ -116,14 +66,32 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=True,
                    help="source config: a shipped name (demo, mtnlg) or a local YAML path")
-    p.add_argument("--output", required=True, help="RUN directory (local path, s3://, gs://...)")
+    p.add_argument("--output", default=None, help="RUN directory (local path, gs://... or s3://...)")
     p.add_argument("--input-root", default=None,
                    help="root of relative input paths (default: the config's input_root, else its folder)")
     p.add_argument("--quality-model", default=None,
                    help="fastText quality model (mtnlg quality train); sets quality.model_path "
                         "and turns the quality stage on")
+    p.add_argument("--staged", action="store_true",
+                   help="run each stage as its own Beam job with a completion marker (resumable)")
+    p.add_argument("--resume", default=None, metavar="RUN",
+                   help="resume the run in RUN: skip its completed stages, run the rest")
+    p.add_argument("--stage", action="append", choices=STAGES, default=None,
+                   help="run this stage of an existing RUN again, alone (repeatable)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="allow --output to be a non-empty folder that holds no curate run "
+                        "(only the names a run writes are replaced)")
     cli_options.add_log_level(p)
-    return p.parse_known_args(argv)
+    args, rest = p.parse_known_args(argv)
+    if args.resume and args.output and os.path.abspath(args.output) != os.path.abspath(args.resume) \
+            and args.output.rstrip("/") != args.resume.rstrip("/"):
+        p.error("--resume RUN and --output must name the same folder")
+    args.output = args.output or args.resume
+    if not args.output:
+        p.error("--output (or --resume) is required")
+    if args.resume and args.overwrite:
+        p.error("--resume never deletes a run's results; drop --overwrite")
+    return args, rest
 
 
 def _quality_model(cfg: CurateConfig, override: str | None) -> dict | None:
@@ -153,8 +121,10 @@ def _quality_model(cfg: CurateConfig, override: str | None) -> dict | None:
 
 def pipeline_options(beam_args: list[str]) -> PipelineOptions:
     """Beam options; without ``--runner``: FnApiRunner, multi-processing, one worker per core.
+    The local runner's lossy timed data-plane flush is turned off (``safe_local_data_plane``).
     An argument that is no Beam option raises ``cli_options.OptionError`` naming it."""
     cli_options.check_beam_args(beam_args)
+    safe_local_data_plane()
     args = list(beam_args)
     if not any(a == "--runner" or a.startswith("--runner=") for a in args):
         args.append("--runner=FnApiRunner")
@@ -165,26 +135,119 @@ def pipeline_options(beam_args: list[str]) -> PipelineOptions:
     return PipelineOptions(args)
 
 
-def prepare_output(run_dir: str) -> None:
-    """Make RUN ready: create it, or clear a previous run's outputs (only a previous run's)."""
-    if is_remote(run_dir):
-        return
-    if os.path.isdir(run_dir) and os.listdir(run_dir):
-        if not os.path.exists(os.path.join(run_dir, "run.json")) and not os.path.isdir(
-                os.path.join(run_dir, "stats")):
-            raise ConfigError(f"--output: {run_dir!r} is not empty and holds no previous run")
-        for name in RUN_OUTPUTS:
-            path = os.path.join(run_dir, name)
-            if os.path.isdir(path):
-                shutil.rmtree(path)
-            elif os.path.exists(path):
-                os.remove(path)
-    os.makedirs(run_dir, exist_ok=True)
+def _run_fingerprint(cfg: CurateConfig, tokenizer_sha: str, quality: dict | None) -> str:
+    config = {k: v for k, v in cfg.to_dict().items() if k != "config_path"}
+    return fingerprint(config, {"tokenizer": tokenizer_sha,
+                                "quality_model": (quality or {}).get("sha256")})
+
+
+def _split_by_stage(rows: list[dict], seconds: dict[str, float], stages) -> dict[str, dict]:
+    """One job's counters and stage times, attributed to the stages that produced them."""
+    out = {s: {"counters": [], "stage_seconds": {}} for s in stages}
+    last = list(stages)[-1]
+    for r in rows:
+        out[COUNTER_STAGE.get(r["stage"], last) if len(out) > 1 else last]["counters"].append(r)
+    for name, v in seconds.items():
+        out[COUNTER_STAGE.get(name, last) if len(out) > 1 else last]["stage_seconds"][name] = v
+    return out
+
+
+def _own_parts(attempt, stage: str) -> list[str]:
+    """Final relative paths of the parts a finished attempt wrote."""
+    dest = part_dest(stage)
+    return sorted(d["path"][len("_w/"):] for d in read_manifest(attempt.staging) if d["dest"] == dest)
+
+
+class Runner:
+    """Runs the stages of one curate run into a ``RunDir`` and commits them."""
+
+    def __init__(self, cfg: CurateConfig, rd: RunDir, fp: str, options: PipelineOptions,
+                 vocab_size: int, quality: dict | None) -> None:
+        self.cfg, self.rd, self.fp, self.options = cfg, rd, fp, options
+        self.vocab_size = vocab_size
+        self.quality_sha = (quality or {}).get("sha256")
+
+    def _env(self, attempt) -> StageEnv:
+        return StageEnv(self.cfg, attempt.staging, self.vocab_size, self.quality_sha)
+
+    def _parts_info(self, stage: str, attempt, previous: list[str]) -> list[str]:
+        return _own_parts(attempt, stage) if enabled(stage, self.cfg) and stage != "tokenize" else (
+            [] if stage == "tokenize" else previous)
+
+    def single_job(self) -> None:
+        """All stages in one Beam job, committed together at the end."""
+        attempts = {s: self.rd.new_attempt(s) for s in STAGES}
+        p = beam.Pipeline(options=self.options)
+        urls = None
+        for s in STAGES:
+            urls = build_stage(s, p, self._env(attempts[s]), urls)
+        t0 = time.perf_counter()
+        result = p.run()
+        result.wait_until_finish()
+        wall = time.perf_counter() - t0
+        split = _split_by_stage(safe_counters(result), stage_seconds(result), STAGES)
+        infos, previous = {}, []
+        for s in STAGES:
+            parts = self._parts_info(s, attempts[s], previous)
+            infos[s] = {"parts": parts, "job_wall_seconds": round(wall, 3), "mode": "single", **split[s]}
+            previous = parts
+        self.rd.commit([attempts[s] for s in STAGES], self.fp, infos)
+
+    def stage_job(self, stage: str) -> None:
+        """One stage as its own Beam job over the previous stage's committed parts."""
+        i = STAGES.index(stage)
+        previous: list[str] = []
+        if i:
+            m = self.rd.done(STAGES[i - 1], self.fp)
+            if m is None:
+                raise RunDirError(f"stage {stage!r} needs stage {STAGES[i - 1]!r}, which has not "
+                                  f"completed in {self.rd.root!r}")
+            previous = list(m.get("parts", []))
+        attempt = self.rd.new_attempt(stage)
+        t0 = time.perf_counter()
+        rows, seconds = [], {}
+        if enabled(stage, self.cfg):
+            p = beam.Pipeline(options=self.options)
+            urls = None if stage == "read" else p | "InputParts" >> beam.Create(
+                [self.rd.path(*rel.split("/")) for rel in previous])
+            build_stage(stage, p, self._env(attempt), urls)
+            result = p.run()
+            result.wait_until_finish()
+            rows, seconds = safe_counters(result), stage_seconds(result)
+        wall = time.perf_counter() - t0
+        info = {"parts": self._parts_info(stage, attempt, previous), "wall_seconds": round(wall, 3),
+                "mode": "staged", **_split_by_stage(rows, seconds, [stage])[stage]}
+        self.rd.commit([attempt], self.fp, {stage: info})
+        log.warning("stage %s committed (%.1fs)", stage, wall)
+
+
+def finalize(rd: RunDir, fp: str, base: dict) -> dict:
+    """Merge the stages' aggregates, check the accounting and write run.json (last)."""
+    markers = {s: rd.done(s, fp) for s in STAGES}
+    missing = [s for s, m in markers.items() if m is None]
+    if missing:
+        raise RunDirError(f"stages {missing} have not completed; run with --resume {rd.root}")
+    tables = report.merge_stage_aggregates(rd.root, list(STAGES))
+    shards = report.read_parquet_rows(rd.path("stats", "shards.parquet"))
+    counters = merge_counters(r for m in markers.values() for r in m.get("counters", []))
+    write_counters(counters, rd.root)
+    seconds: dict[str, float] = {}
+    for m in markers.values():
+        for k, v in (m.get("stage_seconds") or {}).items():
+            seconds[k] = round(seconds.get(k, 0.0) + v, 3)
+    acc = report.accounting(tables["counts"], tables["read"], shards)
+    walls = {s: m.get("wall_seconds") for s, m in markers.items() if m.get("wall_seconds") is not None}
+    info = {**base, "stage_seconds": seconds, "stage_wall_seconds": walls,
+            "stages": {s: {"committed_at": m.get("committed_at"), "mode": m.get("mode"),
+                           "parts": len(m.get("parts", []))} for s, m in markers.items()},
+            **acc, "accounting_ok": True}
+    report.write_run_json(rd.root, info)
+    return {**info, "_counters": counters}
 
 
 def run(argv: list[str] | None = None) -> int:
     args, beam_args = _parse(argv)
-    run_dir = args.output if is_remote(args.output) else os.path.abspath(args.output)
+    rd = RunDir(args.output if is_remote(args.output) else os.path.abspath(args.output))
     try:
         options = pipeline_options(beam_args)  # unknown options fail here, before any work
         cli_options.use_filesystem_options(options)  # e.g. --s3_endpoint_url for the checks below
@@ -193,54 +256,71 @@ def run(argv: list[str] | None = None) -> int:
         from curation.tokenizer import load_tokenizer
 
         tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
-        prepare_output(run_dir)
+        fp = _run_fingerprint(cfg, tokenizer.info()["sha256"], quality)
+        existing = bool(args.resume or args.stage)
+        rd.prepare(fp, resume=existing, overwrite=args.overwrite)
     except cli_options.OptionError as e:
         print(f"mtnlg curate: {e}", file=sys.stderr)
         return 2
-    except (ConfigError, ResourceError, StagingError) as e:
+    except (ConfigError, RunDirError, ResourceError, StagingError) as e:
         print(f"mtnlg curate: config error: {e}", file=sys.stderr)
         return 2
+    runner = Runner(cfg, rd, fp, options, tokenizer.vocab_size, quality)
     started, t0 = dt.datetime.now(dt.timezone.utc), time.perf_counter()
-    with cli_options.job_logging(run_dir, "curate", args.log_level) as log_path:
-        p = beam.Pipeline(options=options)
-        build(p, cfg, run_dir, tokenizer.vocab_size)
-        result = p.run()
-        result.wait_until_finish()
-    write_counters(result, run_dir)  # Beam counters per stage/source/reason -> stats/counters.json
+    with cli_options.job_logging(rd.root, "curate", args.log_level) as log_path:
+        code = _run_stages(args, rd, fp, runner)
+    if code:
+        return code
     wall = time.perf_counter() - t0
-    stats = join(run_dir, "stats")
-    acc = report.accounting(report.read_parquet_rows(join(stats, "counts.parquet")),
-                            report.read_parquet_rows(join(stats, "read_counts.parquet")),
-                            report.read_parquet_rows(join(stats, "shards.parquet")))
-    info = {
+    base = {
         "format_version": report.FORMAT_VERSION,
         "config": cfg.to_dict(), "config_path": cfg.config_path,
         "input_root": cfg.input_root,  # document ids hold paths relative to it (contract 1)
         "runner": options.view_as(StandardOptions).runner,
         "pipeline_options": options.get_all_options(drop_default=True),
+        "mode": "stage" if args.stage else "resume" if args.resume else
+        "staged" if args.staged else "single",
         "started_at": started.isoformat(),
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "wall_seconds": round(wall, 3),
-        "stage_seconds": stage_seconds(result),
         "tokenizer": {**tokenizer.info(), "path": cfg.tokenizer.path},  # as given: pkg://, URL
         "quality_model": quality,
-        **acc,
-        "accounting_ok": True,
+        "fingerprint": fp,
     }
-    path = report.write_run_json(run_dir, info)
-    print("\n".join(cli_options.stage_lines(_counter_rows(result), info["stage_seconds"])))
-    print(report.table(acc["sources"]))
-    print(f"wrote {path} ({wall:.1f}s); Beam's log: {log_path}")
+    try:
+        info = finalize(rd, fp, base)
+    except RunDirError as e:  # e.g. --stage on a run whose other stages never completed
+        print(f"mtnlg curate: {e}", file=sys.stderr)
+        return 0 if args.stage else 2
+    print("\n".join(cli_options.stage_lines(info.pop("_counters"), info["stage_seconds"])))
+    print(report.table(info["sources"]))
+    print(f"wrote {rd.path('run.json')} ({wall:.1f}s); Beam's log: {log_path}")
     return 0
 
 
-def _counter_rows(result) -> list[dict]:
+def _run_stages(args: argparse.Namespace, rd: RunDir, fp: str, runner: Runner) -> int:
+    """The Beam job(s) the mode asks for; 2 (with a message) if the run directory refuses."""
     try:
-        return counters_rows(result)
-    except Exception:  # noqa: BLE001 - runners without metrics: no stage lines
-        return []
+        if args.stage:
+            for s in STAGES:
+                if s in args.stage:
+                    rd.uncommit(s)
+                    runner.stage_job(s)
+        elif args.resume or args.staged:
+            for s in STAGES:
+                if rd.done(s, fp) is None:
+                    runner.stage_job(s)
+                else:
+                    log.warning("stage %s already completed; skipped", s)
+        else:
+            runner.single_job()
+    except RunDirError as e:
+        print(f"mtnlg curate: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
     cli_options.console_logging()
     sys.exit(run())
+

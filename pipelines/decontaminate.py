@@ -206,9 +206,13 @@ class Decontaminate(beam.PTransform):
     common), ``matches``, ``documents_split``, ``documents_removed``, ``pieces_dropped``.
     """
 
-    def __init__(self, tasks: list, rule: DecontaminationConfig, label: str | None = None):
+    def __init__(self, tasks: list, rule: DecontaminationConfig, label: str | None = None,
+                 separate_kept: bool = False):
         super().__init__(label)
         self.tasks, self.rule = list(tasks), rule
+        # separate_kept: return "kept_parts" [clean, split] instead of one flattened "kept" (a
+        # Flatten of two stages' outputs holds every document on the local runner's driver).
+        self.separate_kept = separate_kept
 
     def expand(self, docs):
         index = TaskIndex(self.tasks, self.rule)
@@ -227,7 +231,8 @@ class Decontaminate(beam.PTransform):
         out = scanned[MATCHED] | "Split" >> beam.ParDo(
             SplitFn(self.rule), beam.pvalue.AsSingleton(common_list)
         ).with_outputs(REMOVED, CUTS, EVENTS, main="kept")
-        kept = (scanned.clean, out.kept) | "Kept" >> beam.Flatten()
+        kept = ({"kept_parts": [scanned.clean, out.kept]} if self.separate_kept
+                else {"kept": (scanned.clean, out.kept) | "Kept" >> beam.Flatten()})
 
         events = out[EVENTS]
         contamination = (
@@ -247,7 +252,7 @@ class Decontaminate(beam.PTransform):
                  | "AllMetrics" >> beam.Flatten()
                  | "ByTask" >> beam.GroupByKey()
                  | "TaskRows" >> beam.MapTuple(_task_row))
-        return {"kept": kept, "removed": out[REMOVED], "cuts": out[CUTS],
+        return {**kept, "removed": out[REMOVED], "cuts": out[CUTS],
                 "contamination": contamination, "tasks": tasks}
 
 

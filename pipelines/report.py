@@ -1,8 +1,9 @@
-"""After the pipeline: read the small stats tables back, check the accounting, write run.json.
+"""After the stages: merge the small aggregates, check the accounting, write run.json (last).
 
-Only aggregated tables are read on the driver (counts, read counts, shard infos), never
-documents.  ``AccountingError`` is raised when ``read != kept + removed + dead_lettered`` for
-any source, before ``run.json`` is written.
+Only aggregated tables are read on the driver (the stages' partial counts, the shard table),
+never documents.  ``AccountingError`` is raised when ``read != kept + removed + dead_lettered``
+for any source, or when the shards do not hold exactly the kept documents, before ``run.json``
+is written: a RUN without ``run.json`` is not a result.
 """
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from curation.sources import display_name
-from pipelines.sinks import join, write_bytes
+from pipelines.sinks import file_exists, join, read_bytes, write_bytes, write_table
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""2: per-document stats sharded under stats/documents/; stats/languages.parquet; _curate/."""
 
 
 class AccountingError(RuntimeError):
@@ -55,15 +57,32 @@ def accounting(counts: list[dict], read_counts: list[dict], shards: list[dict]) 
         if total != s["read"]:
             problems.append(f"{name}: read {s['read']} != kept {s['kept']} + removed "
                             f"{sum(s['removed'].values())} + dead-lettered {s['dead_lettered']}")
-        kept_in_shards = sum(sh["documents"] for sh in shards if sh["source"] == name)
-        if kept_in_shards < s["kept"]:
-            problems.append(f"{name}: {s['kept']} kept documents but {kept_in_shards} in shards")
+        in_shards = sum(sh["documents"] for sh in shards if sh["source"] == name)
+        if in_shards != s["kept"]:
+            problems.append(f"{name}: {s['kept']} kept documents but {in_shards} in shards")
     if problems:
         raise AccountingError("accounting identity violated:\n  " + "\n  ".join(problems))
     totals = {k: sum(s[k] for s in sources.values())
               for k in ("read", "kept", "dead_lettered", "tokens")}
     totals["removed"] = sum(sum(s["removed"].values()) for s in sources.values())
     return {"sources": dict(sorted(sources.items())), "totals": totals}
+
+
+def merge_stage_aggregates(run_dir: str, stages: list[str]) -> dict[str, list[dict]]:
+    """Sum the stages' ``stages/<stage>/aggregates.json`` and write the four aggregate tables
+    (``stats/counts|histograms|languages|read_counts.parquet``); returns their rows."""
+    from curation.stats import merge_partials
+    from pipelines.stats import AGGREGATE_TABLES
+
+    partials = []
+    for stage in stages:
+        path = join(run_dir, "stages", stage, "aggregates.json")
+        if file_exists(path):  # a disabled stage decides nothing and writes none
+            partials.append(json.loads(read_bytes(path)))
+    tables = merge_partials(partials)
+    for name, (file_name, schema) in AGGREGATE_TABLES.items():
+        write_table(join(run_dir, "stats", file_name), tables[name], schema)
+    return tables
 
 
 def write_run_json(run_dir: str, info: dict[str, Any]) -> str:

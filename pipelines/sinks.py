@@ -1,35 +1,44 @@
-"""Writing a run's outputs: token shards + kept-document Parquet, removed/, dead_letter/, dedup/.
+"""Writing a run's files: file-system helpers and the row writers every stage uses.
 
-Shards: documents of a source are spread over ``ceil(source tokens / max_tokens_per_shard)``
-shards by a stable hash of their id (no worker needs a whole source), sorted by id inside a shard,
-and written with ``IndexedDatasetWriter`` (temp name + rename).  ``documents/<source>/
-part-NNNNN.parquet`` holds the same documents in the same order as shard NNNNN.  Every write goes
-through Beam's FileSystems, so RUN may be ``gs://...`` (shards are built in a local temp folder
-and copied there).
+Every write goes through Beam's FileSystems, so RUN may be ``gs://...`` or ``s3://...``.
+
+``WriteRowsFn`` writes ``(dest, row)`` pairs where they are produced, on the worker, with no
+shuffle: one file per destination per bundle (rolled over at ``max_rows`` / ``max_bytes``), under
+``<out>/_w/<dest>-<token>.<ext>``, and yields one small descriptor per file.  A stage's
+descriptors go to ``<out>/_manifest/``; the commit (``pipelines.commit``) moves exactly the
+listed files to ``RUN/<dest>-<token>.<ext>``, so the files of a failed bundle attempt are never
+committed.  Removed documents, dead letters, per-document stats and the stages' document parts
+are all written this way: no step gathers them on one worker.
 """
 from __future__ import annotations
 
+import gzip
 import io
 import json
-import math
 import os
-import tempfile
+import shutil
+import uuid
+from typing import Iterable
+
 import apache_beam as beam
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 
-from curation.document import STAGES, DeadLetter, Document, Removal
-from pipelines.common import count, stable_hash
+from curation.document import DeadLetter, Document, Removal
+from pipelines.common import stable_hash
 
 DOCUMENT_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("text", pa.string()), ("url", pa.string()),
     ("meta", pa.string()), ("lang", pa.string()), ("lang_score", pa.float64()),
     ("quality_score", pa.float64()), ("tokens", pa.int64()),
 ])
+"""``documents/<source>/part-NNNNN.parquet``: the kept documents of shard NNNNN, in shard order."""
 
 
+# -- file-system helpers (local paths and URLs alike) --------------------------------------------
 def is_remote(path: str) -> bool:
     return "://" in path
 
@@ -41,82 +50,70 @@ def join(*parts: str) -> str:
 def write_bytes(path: str, data: bytes) -> None:
     """Write a whole file atomically: temp name + rename locally, one object upload remotely."""
     if is_remote(path):
-        with FileSystems.create(path) as f:
+        with FileSystems.create(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
             f.write(data)
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
+    tmp = f"{path}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     with open(tmp, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
 
 
+def read_bytes(path: str) -> bytes:
+    if not is_remote(path):
+        with open(path, "rb") as f:
+            return f.read()
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        return f.read()
+
+
+def file_exists(path: str) -> bool:
+    return os.path.exists(path) if not is_remote(path) else FileSystems.exists(path)
+
+
+def list_files(root: str) -> list[str]:
+    """Every file under ``root`` (recursively); empty when ``root`` does not exist."""
+    if not is_remote(root):
+        if os.path.isfile(root):
+            return [root]
+        return sorted(os.path.join(d, f) for d, _, files in os.walk(root) for f in files)
+    try:
+        result = FileSystems.match([root.rstrip("/") + "/**"])[0]
+    except Exception:  # noqa: BLE001 - a prefix with no objects
+        return []
+    return sorted(m.path for m in result.metadata_list)
+
+
+def delete_tree(path: str) -> None:
+    """Delete a file or a folder (all objects under the prefix remotely); missing is fine."""
+    if not is_remote(path):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        elif os.path.lexists(path):
+            os.remove(path)
+        return
+    files = list_files(path)
+    if FileSystems.exists(path):
+        files.append(path)
+    if files:
+        FileSystems.delete(sorted(set(files)))
+
+
+def rename(src: str, dst: str) -> None:
+    if not is_remote(dst):
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        os.replace(src, dst)
+        return
+    FileSystems.rename([src], [dst])
+
+
+# -- row builders --------------------------------------------------------------------------------
 def document_row(doc: Document) -> dict:
-    row = doc.to_dict()
+    """A kept document as a ``DOCUMENT_SCHEMA`` row (meta as a JSON string)."""
+    row = {f: getattr(doc, f) for f in DOCUMENT_SCHEMA.names}
     row["meta"] = json.dumps(doc.meta, sort_keys=True, ensure_ascii=False)
     return row
-
-
-def parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
-    buf = io.BytesIO()
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), buf, compression="zstd")
-    return buf.getvalue()
-
-
-def _assign_shard(item, totals: dict[str, int], max_tokens: int):
-    doc, tokens = item
-    n = max(1, math.ceil(totals.get(doc.source, 0) / max_tokens))
-    return (doc.source, stable_hash(doc.id) % n), item
-
-
-class WriteShardFn(beam.DoFn):
-    """((source, shard), [(doc, tokens)]) -> shard files + Parquet part; yields the shard's info."""
-
-    def __init__(self, run_dir: str, dtype: str) -> None:
-        self.run_dir, self.dtype = run_dir, dtype
-
-    def process(self, element):
-        from blending.indexed_dataset import IndexedDatasetWriter, bin_path, idx_path
-
-        (source, shard), items = element
-        items = sorted(items, key=lambda it: it[0].id)
-        rel = f"shards/{source}/{source}_{shard:05d}"
-        target = join(self.run_dir, *rel.split("/"))
-        with tempfile.TemporaryDirectory() as tmp:
-            prefix = os.path.join(tmp, os.path.basename(rel)) if is_remote(target) else target
-            with IndexedDatasetWriter(prefix, np.dtype(self.dtype)) as writer:
-                for _, tokens in items:
-                    writer.add_document(tokens)
-            info = writer.finalize()
-            if is_remote(target):
-                for local, remote in ((bin_path(prefix), bin_path(target)), (idx_path(prefix), idx_path(target))):
-                    with open(local, "rb") as f:
-                        write_bytes(remote, f.read())
-        rows = [document_row(doc) for doc, _ in items]
-        write_bytes(join(self.run_dir, "documents", source, f"part-{shard:05d}.parquet"),
-                    parquet_bytes(rows, DOCUMENT_SCHEMA))
-        count("shards", source, "written")
-        yield {"source": source, "shard": shard, "prefix": rel, "documents": info.documents,
-               "tokens": info.tokens, "bin_sha256": info.bin_sha256, "idx_sha256": info.idx_sha256}
-
-
-class WriteShards(beam.PTransform):
-    """(doc, tokens) -> shard info dicts (one per shard written)."""
-
-    def __init__(self, run_dir: str, max_tokens_per_shard: int, dtype: str, label: str | None = None):
-        super().__init__(label)
-        self.run_dir, self.max_tokens, self.dtype = run_dir, max_tokens_per_shard, dtype
-
-    def expand(self, tokenized):
-        totals = (tokenized
-                  | "SourceTokens" >> beam.Map(lambda it: (it[0].source, int(it[1].size)))
-                  | "SumTokens" >> beam.CombinePerKey(sum))
-        return (
-            tokenized
-            | "AssignShard" >> beam.Map(_assign_shard, beam.pvalue.AsDict(totals), self.max_tokens)
-            | "GroupShards" >> beam.GroupByKey()
-            | "WriteShard" >> beam.ParDo(WriteShardFn(self.run_dir, self.dtype))
-        )
 
 
 def removed_row(r: Removal, with_text: bool = True) -> dict:
@@ -128,45 +125,165 @@ def dead_letter_row(d: DeadLetter) -> dict:
     return {"source": d.source, "location": d.location, "error": d.error, "raw": d.raw}
 
 
-def _json(row: dict) -> str:
+def json_line(row: dict) -> str:
     return json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
 
 
-class WriteRemoved(beam.PTransform):
-    """Removals -> ``removed/<stage>/part-*.jsonl.gz``; ``sample`` = "all" or N per stage."""
+def parquet_bytes(rows: list[dict], schema: pa.Schema) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), buf, compression="zstd")
+    return buf.getvalue()
 
-    def __init__(self, run_dir: str, sample: str | int = "all", label: str | None = None):
+
+def write_table(path: str, rows: list[dict], schema: pa.Schema) -> None:
+    """A small table (an aggregate) as one Parquet file."""
+    write_bytes(path, parquet_bytes(rows, schema))
+
+
+# -- row writers ---------------------------------------------------------------------------------
+class _FileWriter:
+    """Rows of one destination into one file, opened on the first row, streamed out."""
+
+    def __init__(self, out_dir: str, dest: str, fmt: str, schema: pa.Schema | None,
+                 row_group: int) -> None:
+        self.ext = "parquet" if fmt == "parquet" else "jsonl.gz"
+        self.rel = f"_w/{dest}-{uuid.uuid4().hex[:16]}.{self.ext}"
+        self.url = join(out_dir, *self.rel.split("/"))
+        self.dest, self.fmt, self.schema, self.row_group = dest, fmt, schema, row_group
+        self.rows, self.bytes, self._buf = 0, 0, []
+        self._stream = FileSystems.create(self.url, compression_type=CompressionTypes.UNCOMPRESSED)
+        if fmt == "parquet":
+            self._pq = pq.ParquetWriter(self._stream, schema, compression="zstd")
+        else:
+            self._gz = gzip.GzipFile(fileobj=self._stream, mode="wb", mtime=0)
+
+    def add(self, row: dict) -> None:
+        self._buf.append(row)
+        self.rows += 1
+        if len(self._buf) >= self.row_group:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._buf:
+            return
+        if self.fmt == "parquet":
+            table = pa.Table.from_pylist(self._buf, schema=self.schema)
+            self.bytes += table.nbytes
+            self._pq.write_table(table)
+        else:
+            data = "".join(json_line(r) + "\n" for r in self._buf).encode("utf-8")
+            self.bytes += len(data)
+            self._gz.write(data)
+        self._buf = []
+
+    def close(self) -> dict:
+        self._flush()
+        if self.fmt == "parquet":
+            self._pq.close()
+        else:
+            self._gz.close()
+        self._stream.close()
+        return {"path": self.rel, "url": self.url, "dest": self.dest, "rows": self.rows,
+                "bytes": self.bytes}
+
+
+class WriteRowsFn(beam.DoFn):
+    """``(dest, row)`` -> rows in ``<out_dir>/_w/<dest>-<token>.<ext>``; yields a descriptor
+    ``{path, url, dest, rows, bytes}`` per file closed (at ``max_rows``/``max_bytes`` or at the end
+    of the bundle).  ``fmt``: ``parquet`` (with ``schema``) or ``jsonl`` (gzipped JSON Lines)."""
+
+    def __init__(self, out_dir: str, fmt: str = "parquet", schema: pa.Schema | None = None,
+                 max_rows: int = 200_000, max_bytes: int = 256 << 20, row_group: int = 1000) -> None:
+        if fmt not in ("parquet", "jsonl"):
+            raise ValueError(f"unknown format {fmt!r}")
+        if fmt == "parquet" and schema is None:
+            raise ValueError("a Parquet writer needs a schema")
+        self.out_dir, self.fmt, self.schema = out_dir, fmt, schema
+        self.max_rows, self.max_bytes, self.row_group = max_rows, max_bytes, row_group
+        self._open: dict[str, _FileWriter] = {}
+
+    def start_bundle(self) -> None:
+        self._open = {}
+
+    def process(self, element):
+        dest, row = element
+        w = self._open.get(dest)
+        if w is None:
+            w = self._open[dest] = _FileWriter(self.out_dir, dest, self.fmt, self.schema,
+                                               self.row_group)
+        w.add(row)
+        if w.rows >= self.max_rows or w.bytes >= self.max_bytes:
+            yield self._open.pop(dest).close()
+
+    def finish_bundle(self):
+        for dest in sorted(self._open):
+            yield GlobalWindows.windowed_value(self._open[dest].close())
+        self._open = {}
+
+    def teardown(self) -> None:
+        for w in self._open.values():  # a failed bundle: close quietly, the file is an orphan
+            try:
+                w.close()
+            except Exception:  # noqa: BLE001
+                pass
+        self._open = {}
+
+
+class WriteManifest(beam.PTransform):
+    """Writer descriptors -> ``<out_dir>/_manifest/<name>.json`` (one small list)."""
+
+    def __init__(self, out_dir: str, name: str, label: str | None = None) -> None:
         super().__init__(label)
-        self.run_dir, self.sample = run_dir, sample
+        self.out_dir, self.name = out_dir, name
+
+    def expand(self, descriptors):
+        path = join(self.out_dir, "_manifest", f"{self.name}.json")
+        return (descriptors
+                | "List" >> beam.combiners.ToList()
+                | "Write" >> beam.Map(lambda ds: write_bytes(path, json.dumps(
+                    sorted(ds, key=lambda d: d["path"]), indent=0).encode()) or len(ds)))
+
+
+class WriteRemoved(beam.PTransform):
+    """Removals -> ``removed/<stage>/part-<token>.jsonl.gz`` (descriptors out); ``sample`` = "all"
+    or N per stage (the N with the smallest stable hash of the id, the same in every run)."""
+
+    def __init__(self, out_dir: str, sample: str | int = "all", label: str | None = None):
+        super().__init__(label)
+        self.out_dir, self.sample = out_dir, sample
 
     def expand(self, removed):
-        parts = removed | "ByStage" >> beam.Partition(lambda r, n: STAGES.index(r.stage), len(STAGES))
-        for stage, part in zip(STAGES, parts):
-            rows = part | f"Rows_{stage}" >> beam.Map(removed_row)
-            if self.sample != "all":
-                rows = (rows
-                        | f"Sample_{stage}" >> beam.combiners.Top.Of(
-                            int(self.sample), key=lambda r: -stable_hash(r["id"]))
-                        | f"Unlist_{stage}" >> beam.FlatMap(lambda rs: rs))
-            _ = (rows
-                 | f"Json_{stage}" >> beam.Map(_json)
-                 | f"Write_{stage}" >> beam.io.WriteToText(
-                     join(self.run_dir, "removed", stage, "part"), file_name_suffix=".jsonl.gz"))
-        return removed.pipeline
+        rows = removed | "Rows" >> beam.Map(lambda r: (f"removed/{r.stage}/part", removed_row(r)))
+        if self.sample != "all":
+            rows = (rows
+                    | "Sample" >> beam.combiners.Top.PerKey(
+                        int(self.sample), key=lambda row: -stable_hash(row["id"]))
+                    | "Unlist" >> beam.FlatMap(lambda kv: [(kv[0], r) for r in kv[1]]))
+        return rows | "Write" >> beam.ParDo(WriteRowsFn(self.out_dir, "jsonl"))
 
 
 class WriteDeadLetters(beam.PTransform):
-    def __init__(self, run_dir: str, label: str | None = None):
+    """Dead letters -> ``dead_letter/part-<token>.jsonl.gz`` (descriptors out)."""
+
+    def __init__(self, out_dir: str, label: str | None = None):
         super().__init__(label)
-        self.run_dir = run_dir
+        self.out_dir = out_dir
 
     def expand(self, dead):
         return (dead
-                | "Rows" >> beam.Map(lambda d: _json(dead_letter_row(d)))
-                | "Write" >> beam.io.WriteToText(join(self.run_dir, "dead_letter", "part"),
-                                                 file_name_suffix=".jsonl.gz"))
+                | "Rows" >> beam.Map(lambda d: ("dead_letter/part", dead_letter_row(d)))
+                | "Write" >> beam.ParDo(WriteRowsFn(self.out_dir, "jsonl")))
 
 
+def flatten_small(pcolls: Iterable, label: str):
+    """Flatten PCollections of SMALL records (descriptors, partial aggregates).  On the local
+    runner a Flatten of several stages' outputs is materialised on the driver, so it is never
+    used for documents or per-document rows."""
+    pcolls = [p for p in pcolls if p is not None]
+    return pcolls[0] if len(pcolls) == 1 else pcolls | label >> beam.Flatten()
+
+
+# -- counters ------------------------------------------------------------------------------------
 def counters_rows(result) -> list[dict]:
     """The job's ``curate`` counters as rows ``{stage, source, outcome, reason, value}``
     (committed values where the runner reports them, else attempted)."""
@@ -180,16 +297,30 @@ def counters_rows(result) -> list[dict]:
         value = c.committed if c.committed is not None else c.attempted
         rows.append({"stage": parts[0], "source": parts[1], "outcome": parts[2], "reason": parts[3],
                      "value": int(value or 0)})
-    return sorted(rows, key=lambda r: (r["stage"], r["source"] or "", r["outcome"] or "", r["reason"] or ""))
+    return merge_counters(rows)
 
 
-def write_counters(result, run_dir: str) -> str | None:
-    """Write the Beam counters to ``stats/counters.json``; runners that report no metrics
-    (some portable runners) give an empty list, never an error."""
+def merge_counters(rows: Iterable[dict]) -> list[dict]:
+    """Sum counter rows with the same name (several jobs of a staged run)."""
+    total: dict[tuple, int] = {}
+    for r in rows:
+        key = (r["stage"], r["source"], r["outcome"], r["reason"])
+        total[key] = total.get(key, 0) + int(r["value"])
+    return [{"stage": k[0], "source": k[1], "outcome": k[2], "reason": k[3], "value": v}
+            for k, v in sorted(total.items(), key=lambda kv: tuple(x or "" for x in kv[0]))]
+
+
+def safe_counters(result) -> list[dict]:
+    """Counter rows, or [] for runners that report no metrics (never a reason to fail a run)."""
     try:
-        rows = counters_rows(result)
-    except Exception:  # noqa: BLE001 - metrics are a report, never a reason to fail a run
-        rows = []
+        return counters_rows(result)
+    except Exception:  # noqa: BLE001
+        return []
+
+
+def write_counters(rows: list[dict], run_dir: str) -> str:
+    """``stats/counters.json``: the Beam counters {namespace, counters: [...]}."""
     path = join(run_dir, "stats", "counters.json")
     write_bytes(path, json.dumps({"namespace": "curate", "counters": rows}, indent=1).encode() + b"\n")
     return path
+

@@ -1,21 +1,27 @@
-"""Stats of a run: one row per document read, aggregated counts, histograms (docs/run-layout.md).
+"""Stats of a run: one row per document read, sharded, and the small aggregates (run-layout.md).
 
-``StatsRows`` turns the three final outcomes (kept ``(doc, tokens)``, ``Removal``,
-``DeadLetter``) into ``stats/documents.parquet`` rows; ``WriteStats`` writes that table,
-``counts.parquet`` (per source, stage, outcome, reason) and ``histograms.parquet``.
-``ReadCounts`` counts what the readers produced, independently of the outcomes, so the driver
-can check ``read = kept + removed + dead_lettered``.
+Every stage writes the rows of the documents whose fate it decided where they are
+(``stats/documents/<stage>-<token>.parquet``, ``sinks.WriteRowsFn``) and combines them into
+partial aggregates keyed by (source, stage, outcome, reason), histogram bin and language;
+only those partial counts cross a shuffle.  After the last stage the driver sums the stages'
+partials (a few kilobytes) into ``stats/counts.parquet``, ``stats/histograms.parquet``,
+``stats/languages.parquet`` and ``stats/read_counts.parquet``.
+
+``stats_row`` is the ONE row builder and ``ROW_SCHEMA`` the ONE schema of per-document rows;
+score columns listed in ``SCORE_COLUMNS`` are added to both as flat float64 columns, read from
+``Document.heuristic_scores``.
 """
 from __future__ import annotations
 
-import math
+import json
 
 import apache_beam as beam
 import pyarrow as pa
 
-from curation.document import DeadLetter, Document, Removal
+from curation.document import DeadLetter, Removal
 from curation.heuristics import SCORE_COLUMNS, score_columns
-from pipelines.sinks import join
+from curation.stats import aggregate_keys, count_words
+from pipelines.sinks import WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small, join, write_bytes
 
 ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),
@@ -30,107 +36,89 @@ HIST_SCHEMA = pa.schema([
     ("kind", pa.string()), ("source", pa.string()), ("outcome", pa.string()),
     ("bin_lo", pa.float64()), ("bin_hi", pa.float64()), ("count", pa.int64()),
 ])
+LANGUAGE_SCHEMA = pa.schema([("source", pa.string()), ("outcome", pa.string()),
+                             ("lang", pa.string()), ("documents", pa.int64())])
 READ_SCHEMA = pa.schema([("source", pa.string()), ("read", pa.int64())])
+DOCUMENTS_DIR = "stats/documents"
 
 
-def _doc_row(doc: Document, outcome: str, stage: str, reason: str | None) -> dict:
-    return {"id": doc.id, "source": doc.source, "outcome": outcome, "stage": stage,
-            "reason": reason, "chars": len(doc.text), "words": len(doc.text.split()),
-            "lang": doc.lang, "lang_score": doc.lang_score, "quality_score": doc.quality_score,
-            "tokens": doc.tokens, **score_columns(doc.heuristic_scores)}
+def stats_row(record) -> dict:
+    """The per-document stats row of a final outcome: a kept ``(doc, tokens)`` (or kept
+    ``Document``), a ``Removal`` or a ``DeadLetter``."""
+    if isinstance(record, DeadLetter):
+        reason = record.error.split(":", 1)[0][:80] or "error"
+        row = {"id": record.location, "source": record.source, "outcome": "dead_letter",
+               "stage": "read", "reason": reason, "chars": 0, "words": 0, "lang": None,
+               "lang_score": None, "quality_score": None, "tokens": None}
+        row.update(score_columns(None))
+        return row
+    if isinstance(record, Removal):
+        doc, outcome, stage, reason = record.doc, "removed", record.stage, record.reason
+    else:
+        doc = record[0] if isinstance(record, tuple) else record
+        outcome, stage, reason = "kept", "tokenize", None
+    row = {"id": doc.id, "source": doc.source, "outcome": outcome, "stage": stage,
+           "reason": reason, "chars": len(doc.text), "words": count_words(doc.text),
+           "lang": doc.lang, "lang_score": doc.lang_score, "quality_score": doc.quality_score,
+           "tokens": doc.tokens}
+    row.update(score_columns(doc.heuristic_scores))
+    return row
 
 
-def kept_row(item) -> dict:
-    doc, _ = item
-    return _doc_row(doc, "kept", "tokenize", None)
+class StageOutcomes(beam.PTransform):
+    """A stage's final outcomes -> per-document stats rows, ``removed/``, ``dead_letter/`` files
+    (all written where they are) and the stage's partial aggregates.
 
+    Input: a dict with any of ``kept`` ((doc, tokens)), ``removed`` (Removal), ``dead_letter``
+    (DeadLetter), ``read`` ((source, n) per reader work item).  Output: ``{"descriptors":
+    writer descriptors, "aggregates": ((key), n)}``.
+    """
 
-def removed_row(r: Removal) -> dict:
-    return _doc_row(r.doc, "removed", r.stage, r.reason)
-
-
-def dead_row(d: DeadLetter) -> dict:
-    reason = d.error.split(":", 1)[0][:80] or "error"
-    return {"id": d.location, "source": d.source, "outcome": "dead_letter", "stage": "read",
-            "reason": reason, "chars": 0, "words": 0, "lang": None, "lang_score": None,
-            "quality_score": None, "tokens": None}
-
-
-def histogram_bins(kind: str, value: float | None) -> tuple[float, float] | None:
-    """Log2 bins for sizes (chars, words, tokens), 0.05-wide bins for scores in [0, 1]."""
-    if value is None:
-        return None
-    if kind.endswith("score"):
-        lo = min(math.floor(value * 20), 19) / 20
-        return lo, round(lo + 0.05, 2)
-    if value < 1:
-        return 0.0, 1.0
-    e = math.floor(math.log2(value))
-    return float(2 ** e), float(2 ** (e + 1))
-
-
-def _hist_keys(row: dict):
-    for kind in ("chars", "words", "tokens", "lang_score", "quality_score"):
-        b = histogram_bins(kind, row[kind])
-        if b is not None:
-            yield (kind, row["source"], row["outcome"], b[0], b[1]), 1
-
-
-class StatsRows(beam.PTransform):
-    """{"kept": (doc, tokens), "removed": Removal, "dead_letter": DeadLetter} -> rows."""
-
-    def expand(self, outcomes):
-        kept = outcomes["kept"] | "KeptRows" >> beam.Map(kept_row)
-        removed = outcomes["removed"] | "RemovedRows" >> beam.Map(removed_row)
-        dead = outcomes["dead_letter"] | "DeadRows" >> beam.Map(dead_row)
-        return (kept, removed, dead) | "AllRows" >> beam.Flatten()
-
-
-def _single_parquet(path: str, schema: pa.Schema):
-    return beam.io.WriteToParquet(path, schema, num_shards=1, shard_name_template="")
-
-
-class WriteStats(beam.PTransform):
-    def __init__(self, run_dir: str, label: str | None = None):
+    def __init__(self, out_dir: str, stage: str, removed_sample: str | int = "all",
+                 label: str | None = None) -> None:
         super().__init__(label)
-        self.run_dir = run_dir
+        self.out_dir, self.stage, self.removed_sample = out_dir, stage, removed_sample
 
-    def expand(self, rows):
-        stats = join(self.run_dir, "stats")
-        _ = rows | "Documents" >> _single_parquet(join(stats, "documents.parquet"), ROW_SCHEMA)
-        _ = (rows
-             | "CountKey" >> beam.Map(lambda r: ((r["source"], r["stage"], r["outcome"], r["reason"]), 1))
-             | "Count" >> beam.CombinePerKey(sum)
-             | "CountRows" >> beam.MapTuple(lambda k, n: dict(zip(
-                 ("source", "stage", "outcome", "reason"), k), documents=n))
-             | "Counts" >> _single_parquet(join(stats, "counts.parquet"), COUNT_SCHEMA))
-        _ = (rows
-             | "HistKeys" >> beam.FlatMap(_hist_keys)
-             | "HistCount" >> beam.CombinePerKey(sum)
-             | "HistRows" >> beam.MapTuple(lambda k, n: dict(zip(
-                 ("kind", "source", "outcome", "bin_lo", "bin_hi"), k), count=n))
-             | "Histograms" >> _single_parquet(join(stats, "histograms.parquet"), HIST_SCHEMA))
-        return rows.pipeline
+    def expand(self, outcomes: dict):
+        dest = f"{DOCUMENTS_DIR}/{self.stage}"
+        descriptors, partials = [], []
+        for name in ("kept", "removed", "dead_letter"):
+            pcoll = outcomes.get(name)
+            if pcoll is None:
+                continue
+            rows = pcoll | f"{name}Rows" >> beam.Map(stats_row)
+            descriptors.append(rows
+                               | f"{name}Dest" >> beam.Map(lambda r: (dest, r))
+                               | f"{name}WriteRows" >> beam.ParDo(WriteRowsFn(self.out_dir, "parquet", ROW_SCHEMA)))
+            partials.append(rows
+                            | f"{name}Keys" >> beam.FlatMap(aggregate_keys)
+                            | f"{name}Sum" >> beam.CombinePerKey(sum))
+        if outcomes.get("removed") is not None:
+            descriptors.append(outcomes["removed"] | "WriteRemoved" >> WriteRemoved(self.out_dir, self.removed_sample))
+        if outcomes.get("dead_letter") is not None:
+            descriptors.append(outcomes["dead_letter"] | "WriteDeadLetters" >> WriteDeadLetters(self.out_dir))
+        if outcomes.get("read") is not None:
+            partials.append(outcomes["read"]
+                            | "ReadKey" >> beam.MapTuple(lambda s, n: (("read", s), n))
+                            | "ReadSum" >> beam.CombinePerKey(sum))
+        path = join(self.out_dir, "stages", self.stage, "aggregates.json")
+        aggregates = (flatten_small(partials, "AllPartials")
+                      | "SumPartials" >> beam.CombinePerKey(sum)
+                      | "ListPartials" >> beam.combiners.ToList()
+                      | "WritePartials" >> beam.Map(_write_partials, path))
+        return {"descriptors": flatten_small(descriptors, "AllDescriptors"), "aggregates": aggregates}
 
 
-class ReadCounts(beam.PTransform):
-    """Everything the readers produced -> ``stats/read_counts.parquet`` (source, read)."""
+def _write_partials(items: list, path: str) -> int:
+    rows = sorted(([list(k), n] for k, n in items), key=lambda kv: json.dumps(kv[0], default=str))
+    write_bytes(path, json.dumps(rows).encode())
+    return len(rows)
 
-    def __init__(self, run_dir: str, label: str | None = None):
-        super().__init__(label)
-        self.run_dir = run_dir
 
-    def expand(self, read_outputs):
-        sources = [
-            read_outputs["docs"] | "DocSource" >> beam.Map(lambda d: d.source),
-            read_outputs["removed"] | "RemovedSource" >> beam.Map(lambda r: r.doc.source),
-            read_outputs["dead_letter"] | "DeadSource" >> beam.Map(lambda d: d.source),
-        ]
-        return (sources
-                | "AllRead" >> beam.Flatten()
-                | "PerSource" >> beam.combiners.Count.PerElement()
-                | "ReadRows" >> beam.MapTuple(lambda s, n: {"source": s, "read": n})
-                | "Write" >> _single_parquet(join(self.run_dir, "stats", "read_counts.parquet"), READ_SCHEMA))
+AGGREGATE_TABLES = {"counts": ("counts.parquet", COUNT_SCHEMA),
+                    "histograms": ("histograms.parquet", HIST_SCHEMA),
+                    "languages": ("languages.parquet", LANGUAGE_SCHEMA),
+                    "read": ("read_counts.parquet", READ_SCHEMA)}
 
 
 CONTAMINATION_SCHEMA = pa.schema([
@@ -140,10 +128,15 @@ CONTAMINATION_TASK_SCHEMA = pa.schema([("task", pa.string())] + [(c, pa.int64())
     "ngrams", "frequent_ngrams", "matches", "documents_split", "documents_removed", "pieces_dropped")])
 
 
+def _single_parquet(path: str, schema: pa.Schema):
+    return beam.io.WriteToParquet(path, schema, num_shards=1, shard_name_template="")
+
+
 class WriteContaminationStats(beam.PTransform):
     """``Decontaminate``'s stats -> ``stats/contamination.parquet`` (task, source, action,
     documents; docs/stats-schema.md) and ``stats/contamination_tasks.parquet`` (one row per task:
-    n-grams indexed, frequent n-grams ignored, matches, documents split/removed, pieces dropped)."""
+    n-grams indexed, frequent n-grams ignored, matches, documents split/removed, pieces dropped).
+    Both are small (one row per task and source)."""
 
     def __init__(self, run_dir: str, label: str | None = None):
         super().__init__(label)
@@ -156,3 +149,5 @@ class WriteContaminationStats(beam.PTransform):
         _ = outputs["tasks"] | "PerTask" >> _single_parquet(
             join(stats, "contamination_tasks.parquet"), CONTAMINATION_TASK_SCHEMA)
         return outputs["tasks"].pipeline
+
+

@@ -53,7 +53,7 @@ def test_demo_end_to_end(tmp_path: Path):
         leaks = [i for i, text in kept_words.items() if any(w in text for w in windows)]
         assert not leaks, (planted["id"], planted["task"], leaks)
 
-    docs = pq.read_table(run / "stats" / "documents.parquet")
+    docs = pq.read_table(run / "stats" / "documents")
     assert docs.num_rows == tot["read"]
     assert (work / "dashboard.html").stat().st_size > 10_000
     metrics = [json.loads(l) for l in (work / "train" / "metrics.jsonl").read_text().splitlines()]

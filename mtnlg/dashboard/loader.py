@@ -16,8 +16,10 @@ from . import aggregates as agg
 from . import samples
 from .extras import load_extras
 
-# Columns the dashboard reads from stats/documents.parquet (text is never there).
-DOC_COLUMNS = ("source", "outcome", "stage", "reason", "chars", "words", "lang", "quality_score", "tokens")
+# The aggregate tables the page is drawn from (the pipeline writes them; per-document rows,
+# stats/documents/, are never read here).
+HIST_COLUMNS = ("kind", "source", "outcome", "bin_lo", "bin_hi", "count")
+LANG_COLUMNS = ("source", "lang", "documents")
 # run.json fields shown verbatim in the run-health panel.
 META_FIELDS = ("format_version", "runner", "started_at", "finished_at", "wall_seconds", "config_path",
                "accounting_ok", "totals", "tokenizer", "pipeline_options", "config")
@@ -61,22 +63,23 @@ def _source_order(run: dict[str, Any], counts: list[dict[str, Any]]) -> list[str
     return names
 
 
+def _rows(run_dir: Path, name: str, columns: tuple[str, ...], notes: list[str]) -> list[dict] | None:
+    """Rows of an aggregate table under stats/, or None (with a note) when absent or damaged."""
+    table = _require(_read_parquet(run_dir / "stats" / name, None, notes), name, columns, notes)
+    return table.to_pylist() if table is not None else None
+
+
 def load_run(run_dir: str | Path, label: str | None = None) -> dict[str, Any]:
     """All aggregates for one run, as plain JSON-able data."""
     run_dir = Path(run_dir)
     notes: list[str] = []
     run = _read_json(run_dir / "run.json", notes) or {}
-    documents = _read_parquet(run_dir / "stats" / "documents.parquet", DOC_COLUMNS, notes)
-    counts_table = _read_parquet(run_dir / "stats" / "counts.parquet", None, notes)
-    documents = _require(documents, "documents.parquet", ("source", "outcome", "stage"), notes)
-    counts_table = _require(counts_table, "counts.parquet", ("source", "stage", "outcome", "documents"), notes)
+    counts = _rows(run_dir, "counts.parquet", ("source", "stage", "outcome", "documents"), notes)
 
-    # The funnel comes from counts.parquet (the contract's aggregate); the fallbacks keep the
-    # page useful for a run whose stats were not written, and the note says which was used.
-    if counts_table is not None:
-        counts, counts_from = counts_table.to_pylist(), "stats/counts.parquet"
-    elif documents is not None:
-        counts, counts_from = agg.counts_from_documents(documents), "stats/documents.parquet"
+    # The funnel comes from counts.parquet (the contract's aggregate); run.json's coarse counts
+    # keep the page useful for a run whose stats were not written, and the note says which.
+    if counts is not None:
+        counts_from = "stats/counts.parquet"
     elif run.get("sources"):
         counts, counts_from = agg.counts_from_run_json(run), "run.json (coarse)"
     else:
@@ -84,9 +87,6 @@ def load_run(run_dir: str | Path, label: str | None = None) -> dict[str, Any]:
     sources = _source_order(run, counts)
 
     tokens = {s: (run.get("sources") or {}).get(s, {}).get("tokens") for s in sources}
-    if documents is not None and any(v is None for v in tokens.values()):
-        from_docs = agg.kept_tokens(documents) or {}
-        tokens = {s: v if v is not None else from_docs.get(s) for s, v in tokens.items()}
     if all(v is None for v in tokens.values()):
         tokens = None
 
@@ -95,11 +95,8 @@ def load_run(run_dir: str | Path, label: str | None = None) -> dict[str, Any]:
         dead_count = sum(int(r["documents"]) for r in counts if r.get("outcome") == "dead_letter")
 
     funnel = agg.funnel(counts, sources) if counts else None
-    has_docs = documents is not None
-    hists = {}
-    if not has_docs and (run_dir / "stats" / "histograms.parquet").exists():
-        table = _read_parquet(run_dir / "stats" / "histograms.parquet", None, notes)
-        hists = agg.histograms_from_table(table.to_pylist()) if table is not None else {}
+    hist_rows = _rows(run_dir, "histograms.parquet", HIST_COLUMNS, notes) or []
+    lang_rows = _rows(run_dir, "languages.parquet", LANG_COLUMNS, notes)
     return {
         "label": label or run_dir.name,
         "path": str(run_dir),
@@ -110,10 +107,10 @@ def load_run(run_dir: str | Path, label: str | None = None) -> dict[str, Any]:
         "reasons": agg.reasons(counts) if counts else None,
         "tokens": tokens,
         "kept": {s: funnel[s][-1]["out"] for s in sources} if funnel else {},
-        "quality": agg.histograms(documents, "quality_score", agg.QUALITY_EDGES) if has_docs else hists.get("quality"),
-        "length_chars": agg.histograms(documents, "chars", agg.LENGTH_EDGES) if has_docs else hists.get("length_chars"),
-        "length_words": agg.histograms(documents, "words", agg.LENGTH_EDGES) if has_docs else hists.get("length_words"),
-        "languages": agg.languages(documents) if has_docs else None,
+        "quality": agg.histograms_from_rows(hist_rows, "quality_score", sources),
+        "length_chars": agg.histograms_from_rows(hist_rows, "chars", sources),
+        "length_words": agg.histograms_from_rows(hist_rows, "words", sources),
+        "languages": agg.languages_from_rows(lang_rows) if lang_rows is not None else None,
         "dead_letters": {"count": dead_count, "samples": samples.dead_letter_samples(run_dir, notes)},
         "removed_samples": samples.removed_samples(run_dir, notes),
         "kept_samples": samples.kept_samples(run_dir, notes),

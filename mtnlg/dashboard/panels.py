@@ -83,7 +83,7 @@ def health(runs: Runs, charts: dict[str, Any]) -> str:
 
 def funnel(runs: Runs, charts: dict[str, Any]) -> str:
     if not any(r["funnel"] for r in runs):
-        return not_available("Funnel (no stats/counts.parquet, stats/documents.parquet or run.json)")
+        return not_available("Funnel (no stats/counts.parquet or run.json)")
     rows = []
     for src in _sources(runs) + [TOTAL]:
         per_run = [(r["funnel"] or {}).get(src) for r in runs]

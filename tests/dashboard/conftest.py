@@ -31,7 +31,8 @@ def _write_jsonl_gz(path: Path, records: list[dict]) -> None:
 
 def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 100,
              with_quality: bool = True, with_extras: bool = True) -> Path:
-    """Write run.json, stats/*.parquet, removed/, dead_letter/, documents/ and dedup/.
+    """Write run.json, stats/ (documents/ and the aggregates), removed/, dead_letter/, documents/
+    and dedup/.
 
     ``with_extras`` adds the optional stats of docs/stats-schema.md: stats/contamination.parquet
     and run.json ``stage_seconds`` (dedup statistics are computed from dedup/).
@@ -65,16 +66,22 @@ def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 1
     removed.insert(0, {"id": "Books3/evil/0", "source": "Books3", "stage": "heuristics",
                        "reason": "too_few_words", "detail": {"note": PLANTED}, "text": PLANTED})
 
+    # As the pipeline writes them: per-document rows sharded under stats/documents/, and the
+    # aggregates (counted by the pipeline's own functions) that the dashboard reads.
+    from curation.stats import aggregate_rows
+
     schema = pa.schema([("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()),
                         ("stage", pa.string()), ("reason", pa.string()), ("chars", pa.int64()),
                         ("words", pa.int64()), ("lang", pa.string()), ("lang_score", pa.float64()),
                         ("quality_score", pa.float64()), ("tokens", pa.int64())])
-    (run / "stats").mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(rows, schema=schema), run / "stats" / "documents.parquet")
-    counts = Counter((r["source"], r["stage"], r["outcome"], r["reason"]) for r in rows)
-    pq.write_table(pa.Table.from_pylist(
-        [{"source": s, "stage": st, "outcome": o, "reason": rs, "documents": n}
-         for (s, st, o, rs), n in sorted(counts.items(), key=str)]), run / "stats" / "counts.parquet")
+    (run / "stats" / "documents").mkdir(parents=True)
+    half = len(rows) // 2
+    for k, part in enumerate((rows[:half], rows[half:])):
+        pq.write_table(pa.Table.from_pylist(part, schema=schema),
+                       run / "stats" / "documents" / f"read-{k}.parquet")
+    tables = aggregate_rows(rows)
+    for name, file_name in (("counts", "counts"), ("histograms", "histograms"), ("languages", "languages")):
+        pq.write_table(pa.Table.from_pylist(tables[name]), run / "stats" / f"{file_name}.parquet")
 
     for stage in {r["stage"] for r in removed}:
         _write_jsonl_gz(run / "removed" / stage / "part-00000.jsonl.gz",

@@ -44,29 +44,39 @@ def test_counts_from_run_json_round_trip():
     assert agg.funnel(rows, ["A"])["A"][-1]["out"] == 5
 
 
-def test_histogram_bins_and_overflow():
-    table = pa.table({"source": ["A", "A", "B", "B", None], "outcome": ["kept", "removed", "kept", "dead_letter", "kept"],
-                      "chars": [0, 3, 2**40, 0, 5]})
-    h = agg.histograms(table, "chars", agg.LENGTH_EDGES)
+def test_histograms_are_the_pipelines_bins_laid_on_fixed_edges():
+    from curation.stats import aggregate_rows
+
+    rows = [{"source": "A", "stage": "tokenize", "outcome": "kept", "reason": None, "chars": 0},
+            {"source": "A", "stage": "heuristics", "outcome": "removed", "reason": "r", "chars": 3},
+            {"source": "B", "stage": "tokenize", "outcome": "kept", "reason": None, "chars": 2**40},
+            {"source": "B", "stage": "read", "outcome": "dead_letter", "reason": "x", "chars": 0}]
+    for r in rows:
+        r.update({"lang": None, "words": None, "tokens": None, "lang_score": None, "quality_score": None})
+    table = aggregate_rows(rows)["histograms"]
+    h = agg.histograms_from_rows(table, "chars", ["A", "B"])
+    assert h["edges"] == agg.LENGTH_EDGES
     assert h["series"]["A"]["kept"][0] == 1  # 0 -> [0, 1)
     assert h["series"]["A"]["removed"][2] == 1  # 3 -> [2, 4)
     assert h["series"]["B"]["kept"][-1] == 1  # past the last edge -> last bin
     assert sum(h["series"]["B"]["removed"]) == 0  # dead letters are not histogrammed
-    assert sum(h["series"][agg.TOTAL]["kept"]) == 2  # the row without a source is skipped
-    assert agg.histograms(table, "quality_score", agg.QUALITY_EDGES) is None
+    assert sum(h["series"][agg.TOTAL]["kept"]) == 2
+    assert agg.histograms_from_rows(table, "quality_score", ["A"]) is None
 
 
-def test_histograms_parquet_fallback(tmp_path):
+def test_histograms_parquet_is_what_the_page_draws(tmp_path):
     run = tmp_path / "run"
     (run / "stats").mkdir(parents=True)
-    rows = [{"kind": "chars", "source": "A", "outcome": "kept", "bin_lo": 0.0, "bin_hi": 100.0, "count": 4},
-            {"kind": "chars", "source": "A", "outcome": "removed", "bin_lo": 100.0, "bin_hi": 200.0, "count": 2},
-            {"kind": "quality_score", "source": "A", "outcome": "kept", "bin_lo": 0.5, "bin_hi": 1.0, "count": 4}]
+    rows = [{"kind": "chars", "source": "A", "outcome": "kept", "bin_lo": 64.0, "bin_hi": 128.0, "count": 4},
+            {"kind": "chars", "source": "A", "outcome": "removed", "bin_lo": 128.0, "bin_hi": 256.0, "count": 2},
+            {"kind": "quality_score", "source": "A", "outcome": "kept", "bin_lo": 0.5, "bin_hi": 0.55, "count": 4}]
     pq.write_table(pa.Table.from_pylist(rows), run / "stats" / "histograms.parquet")
     loaded = load_run(run)
-    assert loaded["length_chars"]["edges"] == [0.0, 100.0, 200.0]
-    assert loaded["length_chars"]["series"]["A"] == {"kept": [4, 0], "removed": [0, 2]}
-    assert loaded["quality"]["series"][agg.TOTAL]["kept"] == [4]
+    chars = loaded["length_chars"]
+    assert chars["edges"] == agg.LENGTH_EDGES
+    assert chars["series"]["A"]["kept"][agg.LENGTH_EDGES.index(64.0)] == 4
+    assert chars["series"]["A"]["removed"][agg.LENGTH_EDGES.index(128.0)] == 2
+    assert sum(loaded["quality"]["series"][agg.TOTAL]["kept"]) == 4
     assert loaded["length_words"] is None
 
 
@@ -84,9 +94,8 @@ def test_stats_without_promised_columns_are_ignored_with_a_note(tmp_path):
     run = tmp_path / "run"
     (run / "stats").mkdir(parents=True)
     pq.write_table(pa.table({"source": ["A"], "n": [3]}), run / "stats" / "counts.parquet")
-    pq.write_table(pa.table({"source": ["A"], "outcome": ["kept"], "stage": ["tokenize"], "chars": [10]}),
-                   run / "stats" / "documents.parquet")
+    (run / "run.json").write_text('{"sources": {"A": {"read": 1, "kept": 1}}}')
     loaded = load_run(run)
-    assert loaded["counts_from"] == "stats/documents.parquet"
+    assert loaded["counts_from"] == "run.json (coarse)"
     assert loaded["funnel"]["A"][-1]["out"] == 1
     assert any("counts.parquet lacks column(s) stage, outcome, documents" in n for n in loaded["notes"])

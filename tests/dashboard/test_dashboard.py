@@ -84,7 +84,7 @@ def test_funnel_equals_counts_and_run_json(fake_run, fake):
 
 def test_histograms_count_every_kept_and_removed_document(fake_run):
     run = load_run(fake_run)
-    docs = pq.read_table(fake_run / "stats" / "documents.parquet").to_pylist()
+    docs = pq.read_table(fake_run / "stats" / "documents").to_pylist()
     for key, col in (("length_chars", "chars"), ("length_words", "words"), ("quality", "quality_score")):
         for outcome in ("kept", "removed"):
             expected = sum(1 for d in docs if d["outcome"] == outcome and d[col] is not None)
@@ -138,7 +138,8 @@ def test_missing_parts_show_notes_not_crashes(tmp_path, fake):
         for p in sorted((run / sub).rglob("*"), reverse=True):
             p.unlink() if p.is_file() else p.rmdir()
         (run / sub).rmdir()
-    (run / "stats" / "documents.parquet").unlink()
+    for name in ("histograms", "languages"):
+        (run / "stats" / f"{name}.parquet").unlink()
     page = render(tmp_path, run)
     for panel in ("Quality-score histograms", "Language distribution", "Characters per document",
                   "Duplicate groups", "Removed documents", "Kept documents"):
@@ -159,7 +160,7 @@ def test_damaged_files_become_notes(tmp_path, fake_run):
     (fake_run / "dead_letter" / "part-00001.jsonl.gz").write_bytes(b"not gzip")
     (fake_run / "stats" / "counts.parquet").write_bytes(b"not parquet")
     run = load_run(fake_run)
-    assert run["counts_from"] == "stats/documents.parquet"  # fell back, same numbers
+    assert run["counts_from"] == "run.json (coarse)"  # fell back, same numbers
     assert run["funnel"][TOTAL][-1]["out"] == json.loads((fake_run / "run.json").read_text())["totals"]["kept"]
     assert any("part-00001.jsonl.gz" in n for n in run["notes"])
     assert any("counts.parquet" in n for n in run["notes"])

@@ -33,7 +33,7 @@ def test_accounting_identity_holds(run_dir):
     for name, s in info["sources"].items():
         assert s["read"] == s["kept"] + sum(s["removed"].values()) + s["dead_lettered"], name
     counts = pd.read_parquet(os.path.join(run_dir, "stats", "counts.parquet"))
-    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents.parquet"))
+    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents"))
     assert counts.documents.sum() == len(rows) == info["totals"]["read"]
     assert rows.id.is_unique
 
@@ -45,7 +45,7 @@ def test_run_json_reports_worker_time_per_stage(run_dir):
 
 
 def test_planted_problems_are_removed_with_reasons(run_dir):
-    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents.parquet")).set_index("id")
+    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents")).set_index("id")
     assert rows.loc["pile_cc/pile/00.jsonl.zst:4", "reason"] == "wrong_language"
     assert rows.loc["openwebtext2/pile/00.jsonl.zst:2", "stage"] == "fuzzy_dedup"
     assert rows.loc["pile_other/pile/00.jsonl.zst:5", "reason"] == "pile_subset_not_in_blend"

@@ -81,7 +81,7 @@ def _outcome(kind, rows: pd.DataFrame, dead: dict[str, str], root: str) -> str:
 
 def test_every_kind_ends_where_it_must(fault_run):
     run_dir, root = fault_run["run"], fault_run["root"]
-    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents.parquet")).set_index("id")
+    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents")).set_index("id")
     dead = _dead_letters(run_dir)
     wrong = []
     for k in fault_run["kinds"]:
@@ -108,7 +108,7 @@ def test_accounting_holds_per_source_and_nothing_is_unaccounted(fault_run):
 def test_run_json_records_the_input_root_of_the_ids(fault_run):
     info = json.load(open(os.path.join(fault_run["run"], "run.json")))
     assert info["input_root"] == fault_run["root"]
-    rows = pd.read_parquet(os.path.join(fault_run["run"], "stats", "documents.parquet"))
+    rows = pd.read_parquet(os.path.join(fault_run["run"], "stats", "documents"))
     assert rows.id.is_unique
 
 

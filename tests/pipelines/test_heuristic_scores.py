@@ -1,4 +1,4 @@
-"""The heuristics stage stores every score, and stats/documents.parquet alone re-thresholds a run."""
+"""The heuristics stage stores every score, and stats/documents/ alone re-thresholds a run."""
 from __future__ import annotations
 
 import glob
@@ -10,7 +10,7 @@ from curation.document import DeadLetter
 from curation.heuristics import SCORE_COLUMNS, HeuristicsConfig, apply_heuristics, decide
 from pipelines.common import ApplyFilter
 from pipelines.filters import HeuristicsFn
-from pipelines.stats import ROW_SCHEMA, StatsRows, WriteStats
+from pipelines.stats import ROW_SCHEMA, StageOutcomes
 from pipeline_fixtures import doc, english
 
 TEXTS = {
@@ -37,9 +37,10 @@ def test_stats_rows_carry_every_score_and_rethreshold_like_a_rerun(pipeline, tmp
                | ApplyFilter(HeuristicsFn({})))
         dead = p | "Dead" >> beam.Create([DeadLetter("wikipedia", "f.jsonl:9", "JSONDecodeError: x")])
         _ = ({"kept": out["kept"] | beam.Map(lambda d: (d, None)), "removed": out["removed"],
-              "dead_letter": dead} | StatsRows() | WriteStats(run))
+              "dead_letter": dead} | StageOutcomes(run, "tokenize"))
     assert ROW_SCHEMA.names[-len(SCORE_COLUMNS):] == list(SCORE_COLUMNS)
-    table = pq.read_table(glob.glob(f"{run}/stats/documents*.parquet")[0])
+    # The stage's row files (uncommitted: under the writer folder until the run commits them).
+    table = pq.ParquetDataset(glob.glob(f"{run}/_w/stats/documents/tokenize-*.parquet")).read()
     for c in SCORE_COLUMNS:
         assert str(table.schema.field(c).type) == "double"
     rows = {r["id"]: r for r in table.to_pylist()}

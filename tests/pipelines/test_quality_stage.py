@@ -85,7 +85,7 @@ def test_curate_records_model_and_writes_quality_histograms(tmp_path, model):
     assert info["quality_model"]["path"] == os.path.abspath(model)
     assert info["config"]["quality"]["threshold"] == 0.5 and info["accounting_ok"]
     assert info["sources"]["realnews"]["removed"].get("quality/low_quality", 0) >= 1
-    rows = pd.read_parquet(run / "stats" / "documents.parquet")
+    rows = pd.read_parquet(run / "stats" / "documents")
     scored = rows[rows["quality_score"].notna()]
     assert set(scored["source"]) <= {"realnews", "cc_stories"} and len(scored) >= 3
     hist = pd.read_parquet(run / "stats" / "histograms.parquet")

@@ -22,3 +22,11 @@ def test_accounting_per_source_and_totals():
 def test_accounting_fails_loudly_when_documents_go_missing():
     with pytest.raises(AccountingError, match="books3: read 6 != kept 3"):
         accounting(COUNTS, [{"source": "books3", "read": 6}], SHARDS)
+
+
+def test_accounting_fails_when_shards_hold_other_than_the_kept_documents():
+    twice = SHARDS + [{"source": "books3", "prefix": "shards/books3/books3_00001", "documents": 1, "tokens": 9}]
+    with pytest.raises(AccountingError, match="3 kept documents but 4 in shards"):
+        accounting(COUNTS, [{"source": "books3", "read": 5}], twice)  # a duplicate is a failure too
+    with pytest.raises(AccountingError, match="3 kept documents but 2 in shards"):
+        accounting(COUNTS, [{"source": "books3", "read": 5}], [dict(SHARDS[0], documents=2)])

@@ -60,7 +60,7 @@ def test_sample_multi_processing_accounts_for_every_record(sample_run):
 
 def test_sample_ids_match_the_ground_truth(sample_run):
     run_dir, truth = sample_run
-    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents.parquet"))
+    rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents"))
     parsed = set(rows.id[rows.outcome != "dead_letter"])
     planted = {i for i, c in truth["primary"].items() if c != "malformed"}
     readable = {i for i in planted if not i.startswith("pile/")}

@@ -1,0 +1,185 @@
+"""The curate job's four stages, each reading the previous stage's parts and writing its own.
+
+  read          work items -> read + normalize + language + heuristics (+ quality) -> parts
+  dedup         parts -> exact and fuzzy decisions (small records) -> parts minus the removed
+  decontaminate parts -> 13-gram decontamination (split / removed) -> parts
+  tokenize      parts -> tokens -> sorted runs -> shards + documents/ + the shard table
+
+Every stage writes its outcomes (per-document stats rows, removed/, dead_letter/) where the
+documents are and only shuffles small records (file names, hashes, decisions, partial counts),
+so on the local runner no process holds more than a stage's small records.  A builder takes the
+stage's input part URLs as a PCollection and returns its output part URLs, so the same builders
+make one Beam job (``curate`` default) or one job per stage (``--staged``, ``--resume``).
+Everything goes to ``env.out_dir``, the stage's staging folder (``pipelines.commit``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import apache_beam as beam
+
+from pipelines.common import DEAD_LETTER, REMOVED
+from pipelines.config import CurateConfig
+from pipelines.sinks import WriteManifest, flatten_small, join, write_table
+
+STAGES = ("read", "dedup", "decontaminate", "tokenize")
+
+
+@dataclass
+class StageEnv:
+    cfg: CurateConfig
+    out_dir: str
+    """The stage's staging folder (laid out like RUN/)."""
+    vocab_size: int
+    quality_sha256: str | None = None
+
+
+def enabled(stage: str, cfg: CurateConfig) -> bool:
+    """Whether a stage does anything under ``cfg`` (a disabled stage passes its input on)."""
+    if stage == "dedup":
+        return bool(cfg.dedup.exact or cfg.dedup.fuzzy.enabled)
+    if stage == "decontaminate":
+        return bool(cfg.decontamination.enabled and cfg.decontamination.tasks)
+    return True
+
+
+def _manifest(env: StageEnv, stage: str, descriptors: list) -> None:
+    _ = flatten_small(descriptors, "AllWriterFiles") | "Manifest" >> WriteManifest(env.out_dir, stage)
+
+
+def build_read(pbegin, env: StageEnv, _urls=None):
+    from pipelines.chain import ChainFn, chain_filter
+    from pipelines.filters import HeuristicsFn, LanguageFn, NormalizeFn
+    from pipelines.parts import WriteParts, part_urls
+    from pipelines.stats import StageOutcomes
+    from pipelines.work import READ, PlanWork, ReadWorkFn
+
+    cfg = env.cfg
+    skip = cfg.skip_sources
+    fns = [ReadWorkFn(cfg.inputs, cfg.input_root), NormalizeFn(),
+           chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
+           chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
+    if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
+        from pipelines.quality import QualityFn
+
+        fns.append(chain_filter(QualityFn(cfg.quality, env.quality_sha256)))
+    out = (pbegin
+           | "PlanWork" >> PlanWork(cfg.inputs)
+           | "ReadAndFilter" >> beam.ParDo(ChainFn(fns)).with_outputs(
+               REMOVED, DEAD_LETTER, READ, main="kept"))
+    parts = out.kept | "WriteParts" >> WriteParts(env.out_dir, "read")
+    outcomes = ({"removed": out[REMOVED], "dead_letter": out[DEAD_LETTER], "read": out[READ]}
+                | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample))
+    _manifest(env, "read", [parts, outcomes["descriptors"]])
+    return part_urls(parts)
+
+
+def build_dedup(p, env: StageEnv, urls):
+    """Exact dedup, then fuzzy dedup of exact's survivors, on ``DedupRecord`` s computed where
+    each part is read; the decisions go back to the parts holding their documents."""
+    from pipelines.decisions import ApplyDecisions
+    from pipelines.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
+    from pipelines.dedup_stats import WriteDedupOutputs
+    from pipelines.fuzzy import BUCKETS, FuzzyDedup
+    from pipelines.parts import ReadParts, WriteParts, part_urls
+    from pipelines.stats import StageOutcomes
+
+    cfg = env.cfg
+    fuzzy = cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None
+    keyed = urls | "ReadParts" >> ReadParts("dedup", with_part=True)
+    ids = keyed | "IdPart" >> beam.MapTuple(lambda url, d: (d.id, url))
+    records = (keyed
+               | "Docs" >> beam.Values()
+               | "Records" >> DedupRecords(fuzzy, cfg.priority))
+    decisions, extra, members = [], {GROUPS: [], INPUTS: [], BUCKETS: [], "rounds": []}, None
+    if cfg.dedup.exact:
+        ex = records | "Exact" >> ExactDedup()
+        decisions.append(ex[DECISIONS])
+        for k in (GROUPS, INPUTS):
+            extra[k].append(ex[k])
+        members = ex["kept"]
+    if fuzzy is not None:  # the members are exact's survivors; records supply the features
+        fz = ({"records": records, "members": members} | "Fuzzy" >> FuzzyDedup(fuzzy))
+        decisions.append(fz[DECISIONS])
+        for k in extra:
+            extra[k].append(fz[k])
+    # ExactDedup / FuzzyDedup count their removals when they decide: apply without counting.
+    applied = ({"parts": urls, "ids": ids, "decisions": flatten_small(decisions, "AllDecisions")}
+               | "Apply" >> ApplyDecisions(count_removed=False))
+    parts = applied["kept"] | "WriteParts" >> WriteParts(env.out_dir, "dedup")
+    dedup_in = {k: flatten_small(v, f"AllDedup_{k}") for k, v in extra.items() if v}
+    _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
+    outcomes = {"removed": applied["removed"]} | "Outcomes" >> StageOutcomes(
+        env.out_dir, "dedup", cfg.removed_sample)
+    _manifest(env, "dedup", [parts, outcomes["descriptors"]])
+    return part_urls(parts)
+
+
+def build_decontaminate(p, env: StageEnv, urls):
+    from pipelines.decontaminate import Decontaminate, WriteCuts
+    from pipelines.parts import ReadParts, WriteParts, part_urls
+    from pipelines.stats import StageOutcomes, WriteContaminationStats
+
+    cfg = env.cfg
+    docs = urls | "ReadParts" >> ReadParts("decontaminate")
+    out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks, cfg.decontamination.rule,
+                                                      separate_kept=True)
+    # The kept documents as the stage produced them (clean / split), each written where it is:
+    # a Flatten of the two would pass every document through the local runner's driver.
+    kept = out.get("kept_parts") or [out["kept"]]
+    parts = [k | f"WriteParts{i}" >> WriteParts(env.out_dir, "decontaminate") for i, k in enumerate(kept)]
+    _ = out["cuts"] | "WriteCuts" >> WriteCuts(env.out_dir)
+    _ = ({"contamination": out["contamination"], "tasks": out["tasks"]}
+         | "ContaminationStats" >> WriteContaminationStats(env.out_dir))
+    outcomes = {"removed": out["removed"]} | "Outcomes" >> StageOutcomes(
+        env.out_dir, "decontaminate", cfg.removed_sample)
+    _manifest(env, "decontaminate", parts + [outcomes["descriptors"]])
+    return part_urls(flatten_small(parts, "AllParts"))
+
+
+def build_tokenize(p, env: StageEnv, urls):
+    from blending.indexed_dataset import dtype_for_vocab
+    from pipelines.parts import ReadParts
+    from pipelines.shards import SHARD_SCHEMA, WriteShards
+    from pipelines.stats import StageOutcomes
+    from pipelines.tokenize import Tokenize
+
+    cfg, tok = env.cfg, env.cfg.tokenizer
+    docs = urls | "ReadParts" >> ReadParts("tokenize")
+    out = docs | "Tokenize" >> Tokenize(tok.path, tok.min_tokens, tok.batch_size)
+    dtype = dtype_for_vocab(env.vocab_size).name
+    shards = out["kept"] | "Shards" >> WriteShards(env.out_dir, cfg.shards.max_tokens_per_shard, dtype)
+    path = join(env.out_dir, "stats", "shards.parquet")
+    _ = (shards
+         | "ShardList" >> beam.combiners.ToList()
+         | "ShardTable" >> beam.Map(lambda rows: write_table(
+             path, sorted(rows, key=lambda r: r["prefix"]), SHARD_SCHEMA)))
+    outcomes = {"kept": out["kept"], "removed": out["removed"]} | "Outcomes" >> StageOutcomes(
+        env.out_dir, "tokenize", cfg.removed_sample)
+    _manifest(env, "tokenize", [outcomes["descriptors"]])
+    return shards
+
+
+BUILDERS = {"read": build_read, "dedup": build_dedup, "decontaminate": build_decontaminate,
+            "tokenize": build_tokenize}
+
+
+class Stage(beam.PTransform):
+    """One stage as a composite transform (its labels nest under the stage name): applied to the
+    pipeline's begin for ``read``, to the input part URLs for the others."""
+
+    def __init__(self, stage: str, env: StageEnv) -> None:
+        super().__init__(stage)
+        self.stage, self.env = stage, env
+
+    def expand(self, pin):
+        urls = None if isinstance(pin, beam.pvalue.PBegin) else pin
+        return BUILDERS[self.stage](pin, self.env, urls)
+
+
+def build_stage(stage: str, p, env: StageEnv, urls):
+    """Add ``stage`` to pipeline ``p`` (``urls``: its input part URLs, a PCollection); returns
+    its output part URLs.  A disabled stage adds nothing and returns its input."""
+    if not enabled(stage, env.cfg):
+        return urls
+    return (p if stage == "read" else urls) | Stage(stage, env)

@@ -1,0 +1,130 @@
+"""Killed runs: nothing final-named before a commit, --resume equals an uninterrupted run,
+a stage rerun alone gives the same output, and a stage without its marker is never a result."""
+import glob
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+from pipelines import curate
+from pipeline_fixtures import REPO, write_config, write_corpus
+
+pytestmark = pytest.mark.slow
+FAST = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("resume")
+    write_corpus(str(tmp / "raw"))
+    return tmp, write_config(str(tmp / "cfg.yaml"), str(tmp / "raw"))
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(corpus):
+    tmp, cfg = corpus
+    out = str(tmp / "single")
+    assert curate.run(["--config", cfg, "--output", out] + FAST) == 0
+    return out
+
+
+def _start(args) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "pipelines.curate"] + args + FAST, cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _kill_when(proc: subprocess.Popen, ready, timeout: float = 600) -> None:
+    """SIGKILL the run's whole process group as soon as ``ready()`` holds."""
+    deadline = time.time() + timeout
+    while not ready():
+        assert proc.poll() is None, "the run ended before the point it was to be killed at"
+        assert time.time() < deadline, "timed out waiting for the kill point"
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=60)
+
+
+def _final_files(run):
+    """Result files under RUN with a final name: outside the control folder (staging, markers),
+    Beam writers' temporary folders and logs/ (the job's log is written as it runs)."""
+    return sorted(os.path.relpath(os.path.join(d, f), run) for d, _, fs in os.walk(run) for f in fs
+                  if not os.path.relpath(d, run).startswith(("_curate", "logs"))
+                  and "beam-temp-" not in d)
+
+
+def _result(run):
+    info = json.load(open(os.path.join(run, "run.json")))
+    kept = sorted(i for f in glob.glob(os.path.join(run, "documents", "*", "*.parquet"))
+                  for i in pd.read_parquet(f, columns=["id"]).id)
+    shards = pd.read_parquet(os.path.join(run, "stats", "shards.parquet")).sort_values("prefix")
+    rows = pd.read_parquet(os.path.join(run, "stats", "documents"))
+    removed = sorted(json.dumps(json.loads(line), sort_keys=True)
+                     for f in glob.glob(os.path.join(run, "removed", "**", "*.jsonl.gz"), recursive=True)
+                     for line in gzip.open(f, "rt"))
+    return {"sources": info["sources"], "totals": info["totals"], "kept": kept,
+            "shards": shards[["prefix", "documents", "tokens", "bin_sha256", "idx_sha256"]].values.tolist(),
+            "rows": sorted(map(str, rows.sort_values("id").values.tolist())),
+            "duplicated_rows": int(rows.id.duplicated().sum()), "removed": removed}
+
+
+def test_sigkill_half_way_leaves_no_final_named_files(corpus, tmp_path):
+    _, cfg = corpus
+    run = str(tmp_path / "run")
+    proc = _start(["--config", cfg, "--output", run])
+    staging = os.path.join(run, "_curate", "staging")
+    _kill_when(proc, lambda: _final_files(run) or any(fs for _, _, fs in os.walk(staging)))
+    assert _final_files(run) == []
+    assert not os.path.exists(os.path.join(run, "run.json"))
+
+
+def test_a_stage_rerun_alone_gives_the_same_output(corpus, uninterrupted, tmp_path):
+    import shutil
+
+    _, cfg = corpus
+    run = str(tmp_path / "run")
+    shutil.copytree(uninterrupted, run)
+    before = _result(run)
+    shard_bytes = {p: open(p, "rb").read() for p in glob.glob(os.path.join(run, "shards", "*", "*"))}
+    for stage in ("dedup", "tokenize"):
+        old = json.load(open(os.path.join(run, "_curate", f"{stage}.done.json")))
+        assert curate.run(["--config", cfg, "--output", run, "--stage", stage] + FAST) == 0
+        new = json.load(open(os.path.join(run, "_curate", f"{stage}.done.json")))
+        assert new["attempt"] != old["attempt"]  # it did run again
+        assert _result(run) == before, stage
+    assert {p: open(p, "rb").read() for p in shard_bytes} == shard_bytes
+
+
+def test_run_killed_after_dedup_resumes_to_the_uninterrupted_result(corpus, uninterrupted, tmp_path):
+    """SIGKILL while the decontaminate stage runs (read and dedup committed): its staged files are
+    not a result; --resume keeps read and dedup, runs the rest again, and gives the same run."""
+    _, cfg = corpus
+    run = str(tmp_path / "run")
+    proc = _start(["--config", cfg, "--output", run, "--staged"])
+    staged = os.path.join(run, "_curate", "staging")
+    _kill_when(proc, lambda: any(fs for d, _, fs in os.walk(staged) if "decontaminate-" in d))
+    dedup = json.load(open(os.path.join(run, "_curate", "dedup.done.json")))
+    assert not os.path.exists(os.path.join(run, "_curate", "decontaminate.done.json"))
+    killed = {d.split("decontaminate-")[1].split(os.sep)[0] for d, _, fs in os.walk(staged)
+              if "decontaminate-" in d and fs}
+    final = _final_files(run)
+    assert killed and not any(f.startswith(("stages/decontaminate", "stats/documents/decontaminate",
+                                            "shards", "documents", "run.json")) for f in final)
+    from blending.build import _read_run_json
+    from blending.manifest import ManifestError
+
+    with pytest.raises(ManifestError):
+        _read_run_json(run)  # blend refuses a RUN without run.json
+    assert curate.run(["--config", cfg, "--resume", run] + FAST) == 0
+    # dedup was kept (a kill before its commit list was removed only finishes the commit) ...
+    assert json.load(open(os.path.join(run, "_curate", "dedup.done.json")))["attempt"] == dedup["attempt"]
+    # ... decontaminate ran again: the killed attempt's files were never taken as its result
+    assert json.load(open(os.path.join(run, "_curate", "decontaminate.done.json")))["attempt"] not in killed
+    got = _result(run)
+    assert got["duplicated_rows"] == 0
+    assert got == _result(uninterrupted)
