@@ -219,6 +219,8 @@ def stage_lines(counters: list[dict], seconds: dict[str, float]) -> list[str]:
                 if passed or removed or dead else f"{'':>33}")
         extra = ", ".join(f"{k} {v:,}" for k, v in sorted(t.items()) if k in _SHOWN)
         extra = ", ".join(x for x in (f"{dead:,} dead-lettered" if dead else "", extra) if x)
+        if not (passed or removed or dead or extra or stage in seconds):
+            continue  # only internal counters (e.g. part_documents_read): nothing to show
         secs = f"{seconds[stage]:6.1f}s" if stage in seconds else f"{'':>7}"
         lines.append(f"  {stage:<15}{docs} {secs}  {extra}".rstrip())
     return lines

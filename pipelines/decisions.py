@@ -52,16 +52,24 @@ class ApplyDecisionsFn(beam.DoFn):
     """``(part URL, decisions)`` -> the part's documents not removed (main output) and a
     ``Removal`` per removed document (``removed``; only with ``emit_removed``).  Fails if a
     decision meets no document of its part: nothing may be lost silently.  ``count_removed``:
-    count each removal (off where the deciding transform already counted it)."""
+    count each removal (off where the deciding transform already counted it).  ``kept_stages``:
+    the deciding stages in order; a document counts as ``kept`` by each stage it passed (all of
+    them if it is not removed, those before its decision's stage otherwise)."""
 
-    def __init__(self, emit_removed: bool = True, count_removed: bool = True) -> None:
+    def __init__(self, emit_removed: bool = True, count_removed: bool = True,
+                 kept_stages: tuple[str, ...] = ()) -> None:
         self.emit_removed, self.count_removed = emit_removed, count_removed
+        self.kept_stages = tuple(kept_stages)
 
     def process(self, element):
         url, decisions = element
         pending: dict[str, Decision] = {d.id: d for d in decisions}
         for doc in read_part(url):
             d = pending.pop(doc.id, None)
+            for stage in self.kept_stages:
+                if d is not None and stage == d.stage:
+                    break
+                count(stage, doc.source, "kept")
             if d is None:
                 yield doc
             elif self.emit_removed:
@@ -77,14 +85,15 @@ class ApplyDecisions(beam.PTransform):
     """``{"parts", "ids", "decisions"}`` -> ``{"kept": docs, "removed": Removals}``."""
 
     def __init__(self, emit_removed: bool = True, count_removed: bool = True,
-                 label: str | None = None) -> None:
+                 kept_stages: tuple[str, ...] = (), label: str | None = None) -> None:
         super().__init__(label)
         self.emit_removed, self.count_removed = emit_removed, count_removed
+        self.kept_stages = tuple(kept_stages)
 
     def expand(self, inputs):
         out = (inputs
                | "ByPart" >> DecisionsByPart()
                | "SpreadParts" >> beam.Reshuffle()
-               | "Apply" >> beam.ParDo(ApplyDecisionsFn(self.emit_removed, self.count_removed)).with_outputs(
+               | "Apply" >> beam.ParDo(ApplyDecisionsFn(self.emit_removed, self.count_removed, self.kept_stages)).with_outputs(
                    REMOVED, main="kept"))
         return {"kept": out.kept, "removed": out[REMOVED]}

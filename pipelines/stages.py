@@ -103,9 +103,12 @@ def build_dedup(p, env: StageEnv, urls):
         decisions.append(fz[DECISIONS])
         for k in extra:
             extra[k].append(fz[k])
-    # ExactDedup / FuzzyDedup count their removals when they decide: apply without counting.
+    # ExactDedup / FuzzyDedup count their removals when they decide: apply without counting
+    # them again; the documents each stage passed are counted where they are.
+    kept_stages = tuple(s for s, on in (("exact_dedup", cfg.dedup.exact),
+                                        ("fuzzy_dedup", fuzzy is not None)) if on)
     applied = ({"parts": urls, "ids": ids, "decisions": flatten_small(decisions, "AllDecisions")}
-               | "Apply" >> ApplyDecisions(count_removed=False))
+               | "Apply" >> ApplyDecisions(count_removed=False, kept_stages=kept_stages))
     parts = applied["kept"] | "WriteParts" >> WriteParts(env.out_dir, "dedup")
     dedup_in = {k: flatten_small(v, f"AllDedup_{k}") for k, v in extra.items() if v}
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)

@@ -226,13 +226,17 @@ class CheckpointManager:
     then ``checksums.json`` (the completion marker). ``keep_last`` > 0 deletes older sealed
     checkpoints after a new one is sealed. ``async_save`` writes in the background (DCP
     ``async_save`` stages the state to CPU memory first, so training may change the weights at
-    once); the checkpoint is sealed at the next save, at ``wait()``, or at the end."""
+    once); the checkpoint is sealed at the next save, at ``wait()``, or at the end.  The
+    background save runs its collectives on a process group of its own: sharing the training
+    group from a second thread interleaves two streams of collectives on one gloo/NCCL group,
+    which hung pipeline runs under load (the scaled-down 530B recipe test)."""
 
     def __init__(self, root: str, keep_last: int = 0, async_save: bool = False,
                  is_main: bool = True):
         self.root, self.keep_last, self.async_save = root, keep_last, async_save
         self.is_main = is_main
         self._pending: tuple[str, Future, dict] | None = None
+        self._save_group = None
 
     def save(self, step: int, state: dict, meta: dict) -> str:
         self.wait()
@@ -246,7 +250,11 @@ class CheckpointManager:
             dist.barrier()
         log.info("saving checkpoint %s%s", path, " (async)" if self.async_save else "")
         if self.async_save:
-            self._pending = (path, dcp.async_save(state, checkpoint_id=path), meta)
+            if dist.is_initialized() and self._save_group is None:
+                # collective: every rank reaches its first save at the same step
+                self._save_group = dist.new_group(backend="gloo")
+            self._pending = (path, dcp.async_save(state, checkpoint_id=path,
+                                                  process_group=self._save_group), meta)
         else:
             dcp.save(state, checkpoint_id=path)
             self._finish(path, meta)

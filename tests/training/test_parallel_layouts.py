@@ -24,21 +24,21 @@ ROOT = Path(__file__).parents[2]
 WORKER = Path(__file__).with_name("layout_worker.py")
 
 
-def torchrun(nproc: int, out: Path, **overrides) -> list[dict]:
+def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dict]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
     env["OMP_NUM_THREADS"] = "1"
     env["PYTHONFAULTHANDLER"] = "1"  # a rank that crashes prints its Python stack
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc-per-node={nproc}", str(WORKER), str(out), json.dumps(overrides)]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     if "SIGSEGV" in proc.stderr:
         # Seen once in 8-process gloo runs on a loaded 2-core CI box (a rank died with SIGSEGV
         # inside gloo's TCP transport; not reproduced in isolation). Retry once, loudly, so an
         # infrastructure crash does not fail the suite while a real bug -- which fails the same
         # way twice -- still does. The first stderr is kept for the report.
         warnings.warn(f"torchrun rank crashed with SIGSEGV; retrying once:\n{proc.stderr[-2000:]}")
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(out.read_text())
 
