@@ -12,7 +12,7 @@ from typing import Any
 
 from curation.document import STAGES
 
-from . import panels, panels_dedup
+from . import panels, panels_dedup, panels_takedown
 from .assets import CSS, JS
 from .charts import build_charts
 from .htmlkit import esc, json_script
@@ -33,6 +33,7 @@ PANELS = (
                                  ("length_words", "Words per document")])),
     ("dedup", "Duplicates", lambda r: panels_dedup.dedup(r["runs"], r["charts"])),
     ("contamination", "Contamination", lambda r: panels_dedup.contamination(r["runs"], r["charts"])),
+    ("takedown", "Takedowns", lambda r: panels_takedown.takedowns(r["runs"])),
     ("samples", "Sample documents", lambda r: panels.samples(r["runs"])),
 )
 
@@ -69,9 +70,11 @@ def render_html(report: dict[str, Any]) -> str:
     runs = report["runs"]
     title = "Curation dashboard: " + " vs ".join(r["label"] for r in runs)
     run_line = "".join(f"<span><b>{esc(r['label'])}</b> <code>{esc(r['path'])}</code></span>" for r in runs)
-    nav = "".join(f'<a href="#{key}">{esc(name)}</a>' for key, name, _ in PANELS)
-    sections = "".join(f'<section id="{key}"><h2>{esc(name)}</h2>{render(report)}</section>'
-                       for key, name, render in PANELS)
+    shown = [(key, name, html) for key, name, render in PANELS
+             if (html := render(report)) is not None]  # a panel returns None to be left out
+    nav = "".join(f'<a href="#{key}">{esc(name)}</a>' for key, name, _ in shown)
+    sections = "".join(f'<section id="{key}"><h2>{esc(name)}</h2>{html}</section>'
+                       for key, name, html in shown)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
