@@ -48,6 +48,7 @@ def write_next_version(manifest: Manifest, run_dir: str) -> dict:
     """Write the next version of ``manifest`` with ``run_dir``'s shards as recorded now;
     returns ``{"path", "previous", "shards_changed"}``."""
     recorded = recorded_shards(run_dir)
+    run = os.path.normpath(os.path.abspath(run_dir)) + os.sep
     changed = 0
     sources = []
     for s in manifest.sources:
@@ -58,6 +59,8 @@ def write_next_version(manifest: Manifest, run_dir: str) -> dict:
                 new = _shard_entry(sh.prefix, recorded, run_dir)
                 changed += (new.bin_sha256, new.idx_sha256) != (sh.bin_sha256, sh.idx_sha256)
                 shards.append(new)
+            elif key.startswith(run):
+                changed += 1  # the takedown emptied and deleted it
             else:
                 shards.append(sh)
         available = sum(sh.tokens for sh in shards)

@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 # Commands that run Beam: their terminal logging is set up before Beam is imported (the others,
 # e.g. train, configure their own logging).
-BEAM_COMMANDS = ("curate", "stage")
+BEAM_COMMANDS = ("curate", "stage", "takedown")
 
 
 def _usage() -> str:

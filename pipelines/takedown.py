@@ -15,7 +15,8 @@
    ``stats/shards.parquet`` (new sha256s), ``removed/takedown/`` (ids, no text), the ``stages/``
    document parts that still held their text, and ``run.json`` (accounting + a ``takedowns``
    entry with the request file's sha256).  Every other shard stays byte-identical; the shard
-   layout (which hash range each shard covers) is kept, so a shard may end up smaller or empty.
+   layout (which hash range each shard covers) is kept, so a shard may end up smaller; a shard
+   left with no document is deleted with its part and row (curate writes none for an empty range).
 3. The renames, from a journal (``pipelines.takedown_files``), ``run.json`` last; then the run's
    dedup index (``pipelines.dedup_index.remove_from_index``, when the run has one) and, with
    ``--manifest M``, a new manifest version next to M (``blending.revise``).  The old manifest
@@ -62,6 +63,8 @@ def _parser() -> argparse.ArgumentParser:
                    "with the rewritten shards' checksums")
     p.add_argument("--allow-unknown", action="store_true", help="report ids/URLs that match no "
                    "kept document and go on with the rest (default: exit 2 before any change)")
+    p.epilog = ("Other options are Beam file-system options for a remote RUN, e.g. "
+                "--s3_endpoint_url URL (credentials from the environment).")
     return p
 
 
@@ -152,7 +155,8 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
     from pipelines.sinks import json_line, parquet_bytes
     from pipelines.stats import AGGREGATE_TABLES
     from pipelines.takedown_files import (Staged, TakedownError, finish_pending, read_table,
-                                          rewrite_shard, rewrite_stats_rows, updated_aggregates)
+                                          rewrite_shard, rewrite_stats_rows, scrub_removed_text,
+                                          scrub_stage_parts, updated_aggregates)
 
     started = time.perf_counter()
     run_dir = run_dir.rstrip("/") if "://" in run_dir else run_dir
@@ -180,48 +184,59 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
         except ManifestError as e:
             raise TakedownError(f"--manifest: {e}") from None
     ids = set(found["ids"])
-    if not ids:
-        log.warning("no kept document to remove; %s is unchanged", run_dir)
+    scrub = ids | set(found["not_kept"])
+    if not scrub:
+        log.warning("no document to remove; %s is unchanged", run_dir)
         return {"documents": 0, "tokens_removed": 0, "shards_rewritten": [], "seconds":
                 round(time.perf_counter() - started, 3), **found, "targets": None}
     staged = Staged(run_dir, uuid.uuid4().hex[:12])
     by_key = {(r["source"], r["shard"]): r for r in shards}
     try:
-        new_rows = {}
-        for key in sorted(found["targets"]):
-            part = read_table(join(run_dir, "documents", key[0], f"part-{key[1]:05d}.parquet"))
-            new_rows[key] = rewrite_shard(run_dir, by_key[key], part, found["targets"][key], staged)
-        rewritten = sorted(by_key[k]["prefix"] for k in new_rows)
+        new_rows = {key: rewrite_shard(run_dir, by_key[key], read_table(join(
+                        run_dir, "documents", key[0], f"part-{key[1]:05d}.parquet")),
+                        found["targets"][key], staged)
+                    for key in sorted(found["targets"])}
         shard_rows = [new_rows.get(k, r) for k, r in sorted(by_key.items())]
+        shard_rows = [r for r in shard_rows if r is not None]  # emptied shards are deleted
         old_stats, new_stats = rewrite_stats_rows(run_dir, ids, staged)
         if len(old_stats) != len(ids):
             raise TakedownError(f"{len(ids)} documents to remove but {len(old_stats)} kept rows for "
                                 "them in stats/documents; the run's stats are incomplete")
-        tables = updated_aggregates(run_dir, old_stats, new_stats)
-        for name, (file_name, schema) in AGGREGATE_TABLES.items():
-            staged.write(f"stats/{file_name}", parquet_bytes(tables[name], schema))
-        staged.write("stats/shards.parquet",
-                     parquet_bytes(sorted(shard_rows, key=lambda r: r["prefix"]), SHARD_SCHEMA))
-        removed = [{"id": r["id"], "source": r["source"], "stage": REASON, "reason": REASON,
-                    "detail": {"request_sha256": request_sha}, "text": None} for r in new_stats]
-        staged.write(f"removed/{REASON}/part-{staged.token}.jsonl.gz", gzip.compress(
-            "".join(json_line(r) + "\n" for r in removed).encode(), mtime=0))
-        _scrub_stage_parts(run_dir, ids, staged)
-        acc = accounting(tables["counts"], tables["read"], shard_rows)
+        if ids:
+            tables = updated_aggregates(run_dir, old_stats, new_stats)
+            for name, (file_name, schema) in AGGREGATE_TABLES.items():
+                staged.write(f"stats/{file_name}", parquet_bytes(tables[name], schema))
+            staged.write("stats/shards.parquet",
+                         parquet_bytes(sorted(shard_rows, key=lambda r: r["prefix"]), SHARD_SCHEMA))
+            removed = [{"id": r["id"], "source": r["source"], "stage": REASON, "reason": REASON,
+                        "detail": {"request_sha256": request_sha}, "text": None} for r in new_stats]
+            staged.write(f"removed/{REASON}/part-{staged.token}.jsonl.gz", gzip.compress(
+                "".join(json_line(r) + "\n" for r in removed).encode(), mtime=0))
+            acc = accounting(tables["counts"], tables["read"], shard_rows)
+            info.update(sources=acc["sources"], totals=acc["totals"], accounting_ok=True)
+        scrub_stage_parts(run_dir, ids, staged)
+        scrubbed = scrub_removed_text(run_dir, scrub, staged)
+        if not ids and not scrubbed:  # only ids whose text is gone already: nothing to change
+            staged.discard()
+            log.warning("no document to remove; %s is unchanged", run_dir)
+            return {"documents": 0, "tokens_removed": 0, "shards_rewritten": [], "seconds":
+                    round(time.perf_counter() - started, 3), **found, "targets": None}
         entry = {"at": dt.datetime.now(dt.timezone.utc).isoformat(), "by": by, "request": request,
                  "request_sha256": request_sha, "requested": len(entries),
                  "documents": len(ids), "ids": sorted(ids), "unknown": found["unknown"],
-                 "not_kept": found["not_kept"], "shards_rewritten": rewritten,
-                 "tokens_removed": sum(by_key[k]["tokens"] - r["tokens"] for k, r in new_rows.items())}
-        info.update(sources=acc["sources"], totals=acc["totals"], accounting_ok=True)
+                 "not_kept": found["not_kept"], "removed_text_scrubbed": scrubbed,
+                 "shards_rewritten": sorted(by_key[k]["prefix"] for k in new_rows),
+                 "shards_deleted": sorted(by_key[k]["prefix"] for k, r in new_rows.items() if r is None),
+                 "tokens_removed": sum(by_key[k]["tokens"] - (r["tokens"] if r else 0)
+                                       for k, r in new_rows.items())}
         info.setdefault("takedowns", []).append(entry)
         staged.write("run.json", (json.dumps(info, indent=2, default=str) + "\n").encode())
     except BaseException:
         staged.discard()
         raise
     staged.commit()
-    entry["dedup_index_removed"] = _remove_from_index(run_dir, sorted(ids))
-    if plan_manifest is not None:
+    entry["dedup_index_removed"] = _remove_from_index(run_dir, sorted(ids)) if ids else None
+    if plan_manifest is not None and ids:
         from blending.revise import write_next_version
 
         entry["manifest"] = write_next_version(plan_manifest, run_dir)
@@ -229,22 +244,6 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
     info["takedowns"][-1] = entry
     write_run_json(run_dir, info)
     return entry
-
-
-def _scrub_stage_parts(run_dir: str, ids: set[str], staged) -> None:
-    """The stages' document parts (``stages/<stage>/docs-*.parquet``) still hold the text of the
-    documents each stage passed on: drop the removed ones there too."""
-    from pipelines.takedown_files import read_table, table_bytes
-
-    value_set = pa.array(sorted(ids))
-    for path in list_files(join(run_dir, "stages")):
-        if not path.endswith(".parquet"):
-            continue
-        hit = pc.fill_null(pc.is_in(read_table(path, ["id"]).column("id"), value_set=value_set), False)
-        if pc.any(hit).as_py():
-            t = read_table(path)
-            rel = path[len(run_dir.rstrip("/")) + 1:].replace("\\", "/")
-            staged.write(rel, table_bytes(t.filter(pc.invert(hit))))
 
 
 def _remove_from_index(run_dir: str, ids: list[str]) -> int | None:
@@ -265,7 +264,14 @@ def _remove_from_index(run_dir: str, ids: list[str]) -> int | None:
 def main(argv: list[str] | None = None) -> int:
     from pipelines.takedown_files import TakedownError
 
-    args = _parser().parse_args(argv)
+    from pipelines import cli_options
+
+    args, beam_args = _parser().parse_known_args(argv)
+    try:  # e.g. --s3_endpoint_url for an s3:// RUN, as for `mtnlg stage`
+        cli_options.use_filesystem_options(cli_options.pipeline_options_for_io(beam_args))
+    except cli_options.OptionError as e:
+        print(f"mtnlg takedown: error: {e}", file=sys.stderr)
+        return 2
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     by, request = ("id", args.ids) if args.ids else ("url", args.urls)

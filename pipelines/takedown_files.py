@@ -9,6 +9,7 @@ that RUN (``finish_pending``), the same way ``pipelines.commit`` finishes a stag
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import json
@@ -77,9 +78,14 @@ class Staged:
             shutil.move(local, target)
         self.moves.append([self.temp_of(rel), rel])
 
+    def delete(self, rel: str) -> None:
+        """``rel`` goes away at the commit (a shard left without documents)."""
+        self.moves.append([None, rel])
+
     def discard(self) -> None:
         for tmp, _ in self.moves:
-            delete_tree(join(self.run_dir, *tmp.split("/")))
+            if tmp is not None:
+                delete_tree(join(self.run_dir, *tmp.split("/")))
         self.moves = []
 
     def commit(self) -> None:
@@ -95,7 +101,11 @@ def finish_pending(run_dir: str) -> bool:
         return False
     plan = json.loads(read_bytes(path))
     for tmp, final in plan["moves"]:
-        src, dst = join(run_dir, *tmp.split("/")), join(run_dir, *final.split("/"))
+        dst = join(run_dir, *final.split("/"))
+        if tmp is None:
+            delete_tree(dst)
+            continue
+        src = join(run_dir, *tmp.split("/"))
         if file_exists(src):
             rename(src, dst)
         elif not file_exists(dst):
@@ -105,10 +115,12 @@ def finish_pending(run_dir: str) -> bool:
 
 
 def rewrite_shard(run_dir: str, recorded: dict, part: pa.Table, remove_ids: set[str],
-                  staged: Staged) -> dict:
+                  staged: Staged) -> dict | None:
     """Shard ``recorded["prefix"]`` without the documents in ``remove_ids``: verifies the shard's
     recorded sha256s, writes the new ``.bin``/``.idx`` and documents part (``token_start``
-    recomputed) under temporary names; returns the shard's new ``stats/shards.parquet`` row."""
+    recomputed) under temporary names; returns the shard's new ``stats/shards.parquet`` row, or
+    None when no document is left: then the shard and its part are deleted, as curate writes
+    no shard for an empty hash range (and object stores cannot hold an empty multipart upload)."""
     from blending.indexed_dataset import IndexedDataset, IndexedDatasetWriter, bin_path, idx_path
     from pipelines.shards import SHARD_DOCUMENT_SCHEMA
 
@@ -146,9 +158,14 @@ def rewrite_shard(run_dir: str, recorded: dict, part: pa.Table, remove_ids: set[
             else kept.append_column("token_start", pa.array(starts, pa.int64()))
         kept = kept.select(SHARD_DOCUMENT_SCHEMA.names).cast(SHARD_DOCUMENT_SCHEMA)
         del old
+        docs_rel = f"documents/{source}/part-{k:05d}.parquet"
+        if info.documents == 0:
+            for rel_ in (rel + ".bin", rel + ".idx", docs_rel):
+                staged.delete(rel_)
+            return None
         staged.add_local(bin_path(new_prefix), rel + ".bin")
         staged.add_local(idx_path(new_prefix), rel + ".idx")
-        staged.write(f"documents/{source}/part-{k:05d}.parquet", table_bytes(kept))
+        staged.write(docs_rel, table_bytes(kept))
     return {**recorded, "documents": info.documents, "tokens": info.tokens,
             "bin_sha256": info.bin_sha256, "idx_sha256": info.idx_sha256}
 
@@ -159,23 +176,63 @@ def rewrite_stats_rows(run_dir: str, remove_ids: set[str], staged: Staged) -> tu
     from pipelines.stats import DOCUMENTS_DIR
 
     old_rows, new_rows = [], []
-    value_set = pa.array(sorted(remove_ids))
-    for path in list_files(join(run_dir, *DOCUMENTS_DIR.split("/"))):
+    value_set = pa.array(sorted(remove_ids), pa.string())
+    for path in list_files(join(run_dir, *DOCUMENTS_DIR.split("/"))) if remove_ids else []:
         if not path.endswith(".parquet"):
             continue
         hit = pc.is_in(read_table(path, ["id"]).column("id"), value_set=value_set)
         if not pc.any(hit).as_py():
             continue
         table = read_table(path)
-        rows = table.to_pylist()
+        rows, changed = table.to_pylist(), 0
         for row, h in zip(rows, hit.to_pylist()):
             if h and row["outcome"] == "kept":
                 old_rows.append(dict(row))
                 row.update(outcome="removed", stage="takedown", reason="takedown")
                 new_rows.append(dict(row))
-        rel = path[len(run_dir.rstrip("/")) + 1:].replace(os.sep, "/")
-        staged.write(rel, table_bytes(pa.Table.from_pylist(rows, schema=table.schema)))
+                changed += 1
+        if changed:
+            staged.write(_rel(path, run_dir), table_bytes(pa.Table.from_pylist(rows, schema=table.schema)))
     return old_rows, new_rows
+
+
+def _rel(path: str, run_dir: str) -> str:
+    return path[len(run_dir.rstrip("/")) + 1:].replace(os.sep, "/")
+
+
+def scrub_stage_parts(run_dir: str, ids: set[str], staged: Staged) -> None:
+    """The stages' document parts (``stages/<stage>/docs-*.parquet``) still hold the text of the
+    documents each stage passed on: drop the removed ones there too."""
+    value_set = pa.array(sorted(ids), pa.string())
+    for path in list_files(join(run_dir, "stages")) if ids else []:
+        if not path.endswith(".parquet"):
+            continue
+        hit = pc.fill_null(pc.is_in(read_table(path, ["id"]).column("id"), value_set=value_set), False)
+        if pc.any(hit).as_py():
+            staged.write(_rel(path, run_dir), table_bytes(read_table(path).filter(pc.invert(hit))))
+
+
+def scrub_removed_text(run_dir: str, ids: set[str], staged: Staged) -> int:
+    """Text of the documents left in ``removed/`` (earlier removals, decontamination cuts of a
+    split document): set to null, with ``detail.text_taken_down``; returns the rows changed."""
+    changed_total = 0
+    for path in list_files(join(run_dir, "removed")):
+        if not path.endswith(".jsonl.gz"):
+            continue
+        lines, changed = gzip.decompress(read_bytes(path)).decode("utf-8").splitlines(), 0
+        for i, line in enumerate(lines):
+            row = json.loads(line)
+            if row.get("id") in ids and row.get("text") is not None:
+                row["text"] = None
+                if isinstance(row.get("detail"), dict):
+                    row["detail"]["text_taken_down"] = True
+                lines[i] = json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)
+                changed += 1
+        if changed:
+            staged.write(_rel(path, run_dir), gzip.compress(
+                "".join(line + "\n" for line in lines).encode("utf-8"), mtime=0))
+            changed_total += changed
+    return changed_total
 
 
 def updated_aggregates(run_dir: str, old_rows: list[dict], new_rows: list[dict]) -> dict:

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 
 import numpy as np
 import pandas as pd
@@ -209,12 +210,21 @@ def test_takedown_by_url_reports_unknown_and_already_removed(run, tmp_path, caps
     assert info["takedowns"][-1]["unknown"] == ["https://nowhere.invalid/x"]
     assert info["takedowns"][-1]["documents"] >= 1
 
-    stats = pd.read_parquet(os.path.join(run, "stats", "documents"), columns=["id", "outcome"])
-    dropped = stats[stats.outcome == "removed"]["id"].iloc[0]
+    # an id the run had removed earlier: reported, shards untouched, its text scrubbed from removed/
+    stats = pd.read_parquet(os.path.join(run, "stats", "documents"), columns=["id", "outcome", "stage"])
+    dropped = stats[(stats.outcome == "removed") & (stats.stage == "heuristics")]["id"].iloc[0]
     request.write_text(dropped + "\n")
     before = _tree(run)
-    assert takedown.main(["--run", run, "--ids", str(request)]) == 0  # known, not kept: reported
-    assert _tree(run) == before
+    assert takedown.main(["--run", run, "--ids", str(request)]) == 0
+    after = _tree(run)
+    changed = {k for k in before if after.get(k) != before[k]}
+    assert changed and all(k.startswith("removed/heuristics/") or k == "run.json" for k in changed), changed
+    rows = [json.loads(l) for f in glob.glob(os.path.join(run, "removed", "*", "*.jsonl.gz"))
+            for l in gzip.open(f, "rt")]
+    mine = [r for r in rows if r["id"] == dropped]
+    assert mine and all(r["text"] is None and r["detail"]["text_taken_down"] for r in mine)
+    entry = json.load(open(os.path.join(run, "run.json")))["takedowns"][-1]
+    assert entry["documents"] == 0 and entry["not_kept"] == {dropped: mine[0]["stage"] + "/" + mine[0]["reason"]}
 
 
 @pytest.mark.parametrize("case,message", [
@@ -290,3 +300,24 @@ def test_dashboard_shows_a_takedown_section_only_after_one(run, tmp_path):
     assert dashboard.main([run, "--output", str(tmp_path / "after.html")]) == 0
     html = (tmp_path / "after.html").read_text()
     assert 'id="takedown"' in html and "1 documents taken down in 1 request(s)" in html
+
+
+def test_the_dedup_index_loses_the_documents_or_is_skipped_with_a_note(run, tmp_path, monkeypatch, caplog):
+    import types
+
+    victims = _victims(run, n_shards=2, per_shard=1)["id"].tolist()
+    os.makedirs(os.path.join(run, "dedup_index"), exist_ok=True)
+    open(os.path.join(run, "dedup_index", "params.json"), "w").write("{}")
+    request = tmp_path / "ids.txt"
+    request.write_text(victims[0] + "\n")
+    monkeypatch.setitem(sys.modules, "pipelines.dedup_index", None)  # module absent: a note
+    assert takedown.main(["--run", run, "--ids", str(request)]) == 0
+    assert "still lists the removed documents" in caplog.text
+    calls = []
+    fake = types.SimpleNamespace(remove_from_index=lambda d, ids: calls.append((d, ids)) or len(ids))
+    monkeypatch.setitem(sys.modules, "pipelines.dedup_index", fake)
+    request.write_text(victims[1] + "\n")
+    assert takedown.main(["--run", run, "--ids", str(request)]) == 0
+    assert calls == [(run, [victims[1]])]
+    entries = json.load(open(os.path.join(run, "run.json")))["takedowns"]
+    assert [e["dedup_index_removed"] for e in entries] == [None, 1]
