@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     request.write_text("\n".join(ids) + "\n")
 
     walls: dict[str, list[float]] = {"takedown": [], "rebuild": []}
+    inner: list[float] = []  # the takedown's own work (run.json ``seconds``), without start-up
     rewritten = None
     for r in range(args.repeats):
         order = ("takedown", "rebuild") if r % 2 == 0 else ("rebuild", "takedown")
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                                                  str(request)], work / f"{side}-{r}.log"))
                 entry = json.loads((target / "run.json").read_text())["takedowns"][-1]
                 rewritten = entry["shards_rewritten"]
+                inner.append(entry["seconds"])
             else:
                 walls[side].append(_run(curate + ["--output", str(target)], work / f"{side}-{r}.log"))
             print(f"round {r + 1} {side:<9} {walls[side][-1]:8.2f} s", flush=True)
@@ -113,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
         "docs_read": json.loads((base / "run.json").read_text())["totals"]["read"],
         "shards": len(shards), "removed": len(ids), "shards_rewritten": len(rewritten),
         "bytes_rewritten": sum(size[s] for s in rewritten), "bytes_total": sum(size.values()),
-        "walls": walls, "median": med, "ratio_rebuild_over_takedown": med["rebuild"] / med["takedown"],
+        "walls": walls, "median": med, "takedown_work_seconds": inner,
+        "takedown_work_median": statistics.median(inner), "ratio_rebuild_over_takedown": med["rebuild"] / med["takedown"],
         "workers": args.workers, "max_tokens_per_shard": args.max_tokens_per_shard,
     }
     (work / "results.json").write_text(json.dumps(result, indent=1))

@@ -33,8 +33,11 @@ PANELS = (
                                  ("length_words", "Words per document")])),
     ("dedup", "Duplicates", lambda r: panels_dedup.dedup(r["runs"], r["charts"])),
     ("contamination", "Contamination", lambda r: panels_dedup.contamination(r["runs"], r["charts"])),
-    ("takedown", "Takedowns", lambda r: panels_takedown.takedowns(r["runs"])),
     ("samples", "Sample documents", lambda r: panels.samples(r["runs"])),
+)
+# Shown only when the panel function returns HTML (None: the runs have nothing to show).
+OPTIONAL_PANELS = (
+    ("takedown", "Takedowns", lambda r: panels_takedown.takedowns(r["runs"])),
 )
 
 
@@ -70,8 +73,9 @@ def render_html(report: dict[str, Any]) -> str:
     runs = report["runs"]
     title = "Curation dashboard: " + " vs ".join(r["label"] for r in runs)
     run_line = "".join(f"<span><b>{esc(r['label'])}</b> <code>{esc(r['path'])}</code></span>" for r in runs)
-    shown = [(key, name, html) for key, name, render in PANELS
-             if (html := render(report)) is not None]  # a panel returns None to be left out
+    shown = [(key, name, render(report)) for key, name, render in PANELS]
+    shown += [(key, name, html) for key, name, render in OPTIONAL_PANELS
+              if (html := render(report)) is not None]
     nav = "".join(f'<a href="#{key}">{esc(name)}</a>' for key, name, _ in shown)
     sections = "".join(f'<section id="{key}"><h2>{esc(name)}</h2>{html}</section>'
                        for key, name, html in shown)
