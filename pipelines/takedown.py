@@ -48,8 +48,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="mtnlg takedown",
         description="Remove documents from a curated RUN, rewriting only the shards that held "
                     "them (atomically, new checksums), their documents/ parts, the stats and "
-                    "run.json accounting (reason 'takedown', with the request file's sha256), and "
-                    "the run's dedup index; every other shard stays byte-identical.  Exit 2, with "
+                    "run.json accounting (reason 'takedown', with the request file's sha256) and "
+                    "the run's dedup index, and dropping their text from everything else under "
+                    "RUN; every other shard stays byte-identical.  Exit 2, with "
                     "nothing changed, on a missing run, an empty or malformed request, unknown "
                     "ids/URLs (unless --allow-unknown) or a shard whose checksum does not match.")
     p.add_argument("--run", required=True, help="the curated RUN (local folder or s3://, gs:// URL)")

@@ -216,10 +216,14 @@ def scrub_removed_text(run_dir: str, ids: set[str], staged: Staged) -> int:
     """Text of the documents left in ``removed/`` (earlier removals, decontamination cuts of a
     split document): set to null, with ``detail.text_taken_down``; returns the rows changed."""
     changed_total = 0
+    needles = {json.dumps(i, ensure_ascii=a) for i in ids for a in (True, False)}
     for path in list_files(join(run_dir, "removed")):
         if not path.endswith(".jsonl.gz"):
             continue
-        lines, changed = gzip.decompress(read_bytes(path)).decode("utf-8").splitlines(), 0
+        text = gzip.decompress(read_bytes(path)).decode("utf-8")
+        if not any(n in text for n in needles):  # most files hold none: skip parsing them
+            continue
+        lines, changed = text.splitlines(), 0
         for i, line in enumerate(lines):
             row = json.loads(line)
             if row.get("id") in ids and row.get("text") is not None:
