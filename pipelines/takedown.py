@@ -13,8 +13,8 @@
    documents (``.bin``/``.idx``) and their ``documents/`` parts, the per-document stats files
    holding their rows (outcome ``removed``, stage and reason ``takedown``), the aggregate tables,
    ``stats/shards.parquet`` (new sha256s), ``removed/takedown/`` (ids, no text), the ``stages/``
-   document parts that still held their text, and ``run.json`` (accounting + a ``takedowns``
-   entry with the request file's sha256).  Every other shard stays byte-identical; the shard
+   document parts and ``removed/`` rows that still held their text, and ``run.json``
+   (accounting + a ``takedowns`` entry with the request file's sha256).  Every other shard stays byte-identical; the shard
    layout (which hash range each shard covers) is kept, so a shard may end up smaller; a shard
    left with no document is deleted with its part and row (curate writes none for an empty range).
 3. The renames, from a journal (``pipelines.takedown_files``), ``run.json`` last; then the run's
