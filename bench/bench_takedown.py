@@ -116,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         "shards": len(shards), "removed": len(ids), "shards_rewritten": len(rewritten),
         "bytes_rewritten": sum(size[s] for s in rewritten), "bytes_total": sum(size.values()),
         "walls": walls, "median": med, "takedown_work_seconds": inner,
-        "takedown_work_median": statistics.median(inner), "ratio_rebuild_over_takedown": med["rebuild"] / med["takedown"],
+        "takedown_work_median": statistics.median(inner),
+        "ratio_rebuild_over_takedown": med["rebuild"] / med["takedown"],
         "workers": args.workers, "max_tokens_per_shard": args.max_tokens_per_shard,
     }
     (work / "results.json").write_text(json.dumps(result, indent=1))

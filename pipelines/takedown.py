@@ -14,9 +14,10 @@
    holding their rows (outcome ``removed``, stage and reason ``takedown``), the aggregate tables,
    ``stats/shards.parquet`` (new sha256s), ``removed/takedown/`` (ids, no text), the ``stages/``
    document parts and ``removed/`` rows that still held their text, and ``run.json``
-   (accounting + a ``takedowns`` entry with the request file's sha256).  Every other shard stays byte-identical; the shard
-   layout (which hash range each shard covers) is kept, so a shard may end up smaller; a shard
-   left with no document is deleted with its part and row (curate writes none for an empty range).
+   (accounting + a ``takedowns`` entry with the request file's sha256).  Every other shard stays
+   byte-identical; the shard layout (which hash range each shard covers) is kept, so a shard may
+   end up smaller; a shard left with no document is deleted with its part and row (curate
+   writes none for an empty range).
 3. The renames, from a journal (``pipelines.takedown_files``), ``run.json`` last; then the run's
    dedup index (``pipelines.dedup_index.remove_from_index``, when the run has one) and, with
    ``--manifest M``, a new manifest version next to M (``blending.revise``).  The old manifest
