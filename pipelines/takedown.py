@@ -188,9 +188,7 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
     ids = set(found["ids"])
     scrub = ids | set(found["not_kept"])
     if not scrub:
-        log.warning("no document to remove; %s is unchanged", run_dir)
-        return {"documents": 0, "tokens_removed": 0, "shards_rewritten": [], "seconds":
-                round(time.perf_counter() - started, 3), **found, "targets": None}
+        return _unchanged(run_dir, found, started)
     staged = Staged(run_dir, uuid.uuid4().hex[:12])
     by_key = {(r["source"], r["shard"]): r for r in shards}
     try:
@@ -220,9 +218,7 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
         scrubbed = scrub_removed_text(run_dir, scrub, staged)
         if not ids and not scrubbed:  # only ids whose text is gone already: nothing to change
             staged.discard()
-            log.warning("no document to remove; %s is unchanged", run_dir)
-            return {"documents": 0, "tokens_removed": 0, "shards_rewritten": [], "seconds":
-                    round(time.perf_counter() - started, 3), **found, "targets": None}
+            return _unchanged(run_dir, found, started)
         entry = {"at": dt.datetime.now(dt.timezone.utc).isoformat(), "by": by, "request": request,
                  "request_sha256": request_sha, "requested": len(entries),
                  "documents": len(ids), "ids": sorted(ids), "unknown": found["unknown"],
@@ -246,6 +242,16 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
     info["takedowns"][-1] = entry
     write_run_json(run_dir, info)
     return entry
+
+
+def _unchanged(run_dir: str, found: dict, started: float) -> dict:
+    """Nothing left to remove.  Ids an earlier takedown removed are still offered to the dedup
+    index: a takedown interrupted after its commit is completed by running it again."""
+    log.warning("no document to remove; the shards and stats of %s are unchanged", run_dir)
+    done = sorted(i for i, why in found["not_kept"].items() if why == f"{REASON}/{REASON}")
+    return {"documents": 0, "tokens_removed": 0, "shards_rewritten": [], **found, "targets": None,
+            "dedup_index_removed": _remove_from_index(run_dir, done) if done else None,
+            "seconds": round(time.perf_counter() - started, 3)}
 
 
 def _remove_from_index(run_dir: str, ids: list[str]) -> int | None:

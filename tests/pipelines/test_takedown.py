@@ -321,3 +321,8 @@ def test_the_dedup_index_loses_the_documents_or_is_skipped_with_a_note(run, tmp_
     assert calls == [(run, [victims[1]])]
     entries = json.load(open(os.path.join(run, "run.json")))["takedowns"]
     assert [e["dedup_index_removed"] for e in entries] == [None, 1]
+    # the same request again: nothing left in the shards, the index is offered the ids again
+    # (an earlier takedown killed after its commit, before the index, is completed this way)
+    assert takedown.main(["--run", run, "--ids", str(request)]) == 0
+    assert calls[-1] == (run, [victims[1]]) and len(calls) == 2
+    assert len(json.load(open(os.path.join(run, "run.json")))["takedowns"]) == 2
