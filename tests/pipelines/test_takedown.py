@@ -118,6 +118,7 @@ def test_takedown_removes_the_text_and_leaves_every_other_shard_byte_identical(r
     ids = victims["id"].tolist()
     manifest = str(tmp_path / "manifest.json")
     assert blend_cli.main(["--spec", "demo", "--run", run, "--output", manifest]) == 0
+    old_totals = load_manifest(manifest).totals
     before = _tree(run)
     shards_before = _shards(run)
     # token 13-grams of the removed documents, and of everything else, before the takedown
@@ -189,7 +190,9 @@ def test_takedown_removes_the_text_and_leaves_every_other_shard_byte_identical(r
     new = entry["manifest"]["path"]
     assert os.path.basename(new) == "manifest.v2.json"
     m = load_manifest(new, verify_checksums=True)
-    assert m.totals["documents"] == load_manifest(new).totals["documents"]
+    assert m.totals["documents"] == old_totals["documents"] - len(ids)
+    assert m.totals["available_tokens"] == old_totals["available_tokens"] - entry["tokens_removed"]
+    assert entry["manifest"]["shards_changed"] == len(rewritten)
     with pytest.raises(ManifestError, match="checksum mismatch"):
         load_manifest(manifest, verify_checksums=True)
     assert blend_cli.main(["--spec", "demo", "--run", run, "--output", str(tmp_path / "fresh.json")]) == 0
