@@ -152,7 +152,7 @@ def _not_kept(run_dir: str, ids: list[str]) -> dict[str, str]:
 def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = None,
              allow_unknown: bool = False) -> dict:
     """Do the takedown; returns the ``takedowns`` entry written to run.json."""
-    from pipelines.report import accounting, write_run_json
+    from pipelines.report import AccountingError, accounting, write_run_json
     from pipelines.shards import SHARD_SCHEMA
     from pipelines.sinks import json_line, parquet_bytes
     from pipelines.stats import AGGREGATE_TABLES
@@ -212,7 +212,11 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
                         "detail": {"request_sha256": request_sha}, "text": None} for r in new_stats]
             staged.write(f"removed/{REASON}/part-{staged.token}.jsonl.gz", gzip.compress(
                 "".join(json_line(r) + "\n" for r in removed).encode(), mtime=0))
-            acc = accounting(tables["counts"], tables["read"], shard_rows)
+            try:
+                acc = accounting(tables["counts"], tables["read"], shard_rows)
+            except AccountingError as e:
+                raise TakedownError(f"the run's accounting would not hold after the takedown: "
+                                    f"{' '.join(str(e).split())}") from None
             info.update(sources=acc["sources"], totals=acc["totals"], accounting_ok=True)
         scrub_stage_parts(run_dir, ids, staged)
         scrubbed = scrub_removed_text(run_dir, scrub, staged)

@@ -43,9 +43,14 @@ def sha256_of(path: str) -> str:
 
 
 def read_table(path: str, columns: list[str] | None = None) -> pa.Table:
-    if is_remote(path):
-        return pq.read_table(io.BytesIO(read_bytes(path)), columns=columns)
-    return pq.read_table(path, columns=columns)
+    """A Parquet file of the run; ``TakedownError`` naming it when it is missing or damaged."""
+    try:
+        if is_remote(path):
+            return pq.read_table(io.BytesIO(read_bytes(path)), columns=columns)
+        return pq.read_table(path, columns=columns)
+    except Exception as e:  # noqa: BLE001 - missing, truncated, not Parquet, columns missing
+        raise TakedownError(f"{path} is unreadable ({type(e).__name__}: {str(e)[:200]}); "
+                            "the run is incomplete or damaged") from None
 
 
 def table_bytes(table: pa.Table) -> bytes:

@@ -233,7 +233,8 @@ def test_takedown_by_url_reports_unknown_and_already_removed(run, tmp_path, caps
 @pytest.mark.parametrize("case,message", [
     ("missing_run", "has no run.json"), ("empty", "lists no ids"), ("binary", "not UTF-8"),
     ("no_file", "cannot be read"), ("unknown_id", "does-not-exist.jsonl:0"),
-    ("bad_checksum", "changed after curation"), ("foreign_manifest", "--manifest: ")])
+    ("bad_checksum", "changed after curation"), ("foreign_manifest", "--manifest: "),
+    ("damaged_part", "is unreadable")])
 def test_bad_input_exits_2_before_any_change(run, tmp_path, capsys, case, message):
     victim = _victims(run, n_shards=1, per_shard=1).iloc[0]
     request = tmp_path / "ids.txt"
@@ -254,6 +255,9 @@ def test_bad_input_exits_2_before_any_change(run, tmp_path, capsys, case, messag
         data = bytearray(open(path, "rb").read())
         data[0] ^= 1
         open(path, "wb").write(bytes(data))
+    elif case == "damaged_part":
+        path = os.path.join(run, "documents", victim["source"], f"part-{victim['shard']:05d}.parquet")
+        open(path, "r+b").truncate(100)
     elif case == "foreign_manifest":
         (tmp_path / "m.json").write_text("{}")
         args += ["--manifest", str(tmp_path / "m.json")]
