@@ -16,6 +16,11 @@ the same order.
 3. ``WriteShardFn`` (spread over workers): reads only the overlapping row groups of those runs,
    merges them in ``(h, id)`` order (``heapq.merge``, one row group per run in memory) and writes
    the shard (``IndexedDatasetWriter``) and its documents part.
+
+Provenance: row ``i`` of ``documents/<s>/part-<k>.parquet`` is sequence ``i`` of the shard's
+``.idx``; its ``token_start`` column is the offset (in tokens) of that sequence in the ``.bin``,
+so tokens ``[token_start, token_start + tokens)`` are that document (``id``, ``source``, ``url``).
+``locate`` answers "which document is token T of this shard" from those two columns.
 """
 from __future__ import annotations
 
@@ -42,6 +47,8 @@ RUN_ROW_GROUP = 256
 SPACE = 1 << 64
 RUN_SCHEMA = pa.schema([("h", pa.uint64()), *[(f.name, f.type) for f in DOCUMENT_SCHEMA],
                         ("token_bytes", pa.binary())])
+SHARD_DOCUMENT_SCHEMA = pa.schema([*DOCUMENT_SCHEMA, ("token_start", pa.int64())])
+"""``documents/<s>/part-NNNNN.parquet``: ``DOCUMENT_SCHEMA`` + the document's first token."""
 SHARD_SCHEMA = pa.schema([
     ("source", pa.string()), ("shard", pa.int64()), ("prefix", pa.string()),
     ("documents", pa.int64()), ("tokens", pa.int64()), ("bin_sha256", pa.string()),
@@ -151,16 +158,18 @@ class WriteShardFn(beam.DoFn):
             prefix = os.path.join(tmp, os.path.basename(rel)) if is_remote(target) else target
             docs_local = os.path.join(tmp, "part.parquet")
             with IndexedDatasetWriter(prefix, dtype) as writer, \
-                    pq.ParquetWriter(docs_local, DOCUMENT_SCHEMA, compression="zstd") as docs:
+                    pq.ParquetWriter(docs_local, SHARD_DOCUMENT_SCHEMA, compression="zstd") as docs:
                 batch = []
                 for row in merged:
-                    writer.add_document(np.frombuffer(row["token_bytes"], dtype=dtype))
+                    tokens = np.frombuffer(row["token_bytes"], dtype=dtype)
                     batch.append({f: row[f] for f in DOCUMENT_SCHEMA.names})
+                    batch[-1]["token_start"] = writer.tokens
+                    writer.add_document(tokens)
                     if len(batch) >= 512:
-                        docs.write_table(pa.Table.from_pylist(batch, schema=DOCUMENT_SCHEMA))
+                        docs.write_table(pa.Table.from_pylist(batch, schema=SHARD_DOCUMENT_SCHEMA))
                         batch = []
                 if batch:
-                    docs.write_table(pa.Table.from_pylist(batch, schema=DOCUMENT_SCHEMA))
+                    docs.write_table(pa.Table.from_pylist(batch, schema=SHARD_DOCUMENT_SCHEMA))
                 info = writer.finalize()
             if is_remote(target):
                 for local, remote in ((bin_path(prefix), bin_path(target)),
@@ -191,3 +200,18 @@ class WriteShards(beam.PTransform):
                 | "Plan" >> beam.FlatMap(lambda runs: plan_shards(runs, max_tokens))
                 | "SpreadShards" >> beam.Reshuffle()
                 | "WriteShard" >> beam.ParDo(WriteShardFn(self.out_dir, self.dtype)))
+
+
+def locate(run_dir: str, source: str, shard: int, token: int) -> dict:
+    """The document holding token ``token`` (offset into ``shards/<source>/<source>_<shard>.bin``,
+    in tokens): ``{id, source, url, sequence, token_start, tokens}``; reads only four columns of
+    the shard's documents part."""
+    path = join(run_dir, "documents", source, f"part-{shard:05d}.parquet")
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        t = pq.read_table(f, columns=["id", "url", "token_start", "tokens"])
+    starts = np.asarray(t.column("token_start").to_numpy(zero_copy_only=False), dtype=np.int64)
+    i = int(np.searchsorted(starts, token, side="right")) - 1
+    if i < 0 or token >= starts[i] + t.column("tokens")[i].as_py():
+        raise IndexError(f"token {token} is outside {source} shard {shard}")
+    return {"id": t.column("id")[i].as_py(), "source": source, "url": t.column("url")[i].as_py(),
+            "sequence": i, "token_start": int(starts[i]), "tokens": t.column("tokens")[i].as_py()}

@@ -12,7 +12,7 @@ from typing import Any
 
 from curation.document import STAGES
 
-from . import panels, panels_dedup
+from . import panels, panels_dedup, panels_takedown
 from .assets import CSS, JS
 from .charts import build_charts
 from .htmlkit import esc, json_script
@@ -34,6 +34,10 @@ PANELS = (
     ("dedup", "Duplicates", lambda r: panels_dedup.dedup(r["runs"], r["charts"])),
     ("contamination", "Contamination", lambda r: panels_dedup.contamination(r["runs"], r["charts"])),
     ("samples", "Sample documents", lambda r: panels.samples(r["runs"])),
+)
+# Shown only when the panel function returns HTML (None: the runs have nothing to show).
+OPTIONAL_PANELS = (
+    ("takedown", "Takedowns", lambda r: panels_takedown.takedowns(r["runs"])),
 )
 
 
@@ -69,9 +73,12 @@ def render_html(report: dict[str, Any]) -> str:
     runs = report["runs"]
     title = "Curation dashboard: " + " vs ".join(r["label"] for r in runs)
     run_line = "".join(f"<span><b>{esc(r['label'])}</b> <code>{esc(r['path'])}</code></span>" for r in runs)
-    nav = "".join(f'<a href="#{key}">{esc(name)}</a>' for key, name, _ in PANELS)
-    sections = "".join(f'<section id="{key}"><h2>{esc(name)}</h2>{render(report)}</section>'
-                       for key, name, render in PANELS)
+    shown = [(key, name, render(report)) for key, name, render in PANELS]
+    shown += [(key, name, html) for key, name, render in OPTIONAL_PANELS
+              if (html := render(report)) is not None]
+    nav = "".join(f'<a href="#{key}">{esc(name)}</a>' for key, name, _ in shown)
+    sections = "".join(f'<section id="{key}"><h2>{esc(name)}</h2>{html}</section>'
+                       for key, name, html in shown)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

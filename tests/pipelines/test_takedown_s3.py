@@ -1,0 +1,98 @@
+"""`mtnlg takedown` on an s3:// RUN (a moto S3 server on 127.0.0.1, Beam's S3 file system):
+only the affected shard objects change, the others keep their bytes, accounting holds."""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline_fixtures import write_config, write_corpus
+
+boto3 = pytest.importorskip("boto3")
+pytestmark = pytest.mark.slow
+BUCKET = "runs"
+FAST = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1",
+                             "-p", str(port)], stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        for _ in range(300):
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            assert proc.poll() is None, log.read_text()
+            time.sleep(0.1)
+        endpoint = f"http://127.0.0.1:{port}"
+        client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                              aws_secret_access_key="testing", region_name="us-east-1")
+        client.create_bucket(Bucket=BUCKET)
+        yield endpoint, client
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+
+
+def _objects(client, prefix: str) -> dict[str, str]:
+    out = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix + "/"):
+        for o in page.get("Contents", []):
+            body = client.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read()
+            out[o["Key"][len(prefix) + 1:]] = hashlib.sha256(body).hexdigest()
+    return out
+
+
+def test_takedown_of_an_s3_run(s3, tmp_path, monkeypatch, capsys):
+    from pipelines import curate, takedown
+
+    endpoint, client = s3
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    write_corpus(str(tmp_path / "raw"))
+    cfg = write_config(str(tmp_path / "cfg.yaml"), str(tmp_path / "raw"),
+                       shards={"max_tokens_per_shard": 150})
+    run = tmp_path / "run"
+    assert curate.run(["--config", cfg, "--output", str(run)] + FAST) == 0
+    for path in sorted(run.rglob("*")):
+        if path.is_file():
+            client.upload_file(str(path), BUCKET, f"run/{path.relative_to(run).as_posix()}")
+    shards = pd.read_parquet(run / "stats" / "shards.parquet")
+    assert len(shards) > 2
+    sh = shards.sort_values("prefix").iloc[0]
+    victim = pd.read_parquet(run / "documents" / sh["source"] / f"part-{sh['shard']:05d}.parquet")["id"][0]
+    request = tmp_path / "ids.txt"
+    request.write_text(victim + "\n")
+
+    before = _objects(client, "run")
+    url = f"s3://{BUCKET}/run"
+    assert takedown.main(["--run", url, "--ids", str(request), "--s3_endpoint_url", endpoint]) == 0
+    after = _objects(client, "run")
+    changed = {k for k in before if after.get(k) != before[k]}
+    assert {k for k in changed if k.startswith("shards/")} == {sh["prefix"] + ".bin", sh["prefix"] + ".idx"}
+    assert f"documents/{sh['source']}/part-{sh['shard']:05d}.parquet" in changed
+    assert not [k for k in after if ".takedown-" in k or k.endswith("takedown.commit.json")]
+    info = json.loads(client.get_object(Bucket=BUCKET, Key="run/run.json")["Body"].read())
+    s = info["sources"][sh["source"]]
+    assert s["removed"]["takedown/takedown"] == 1 and info["accounting_ok"]
+    assert s["read"] == s["kept"] + sum(s["removed"].values()) + s["dead_lettered"]
+    assert info["takedowns"][0]["shards_rewritten"] == [sh["prefix"]]
+    capsys.readouterr()
