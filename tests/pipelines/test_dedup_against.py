@@ -189,3 +189,23 @@ def test_remove_from_index_rewrites_only_the_parts_holding_the_ids(runs):
     assert len(unchanged) >= len(before["parts"]) - 2  # only the parts with those ids changed
     check_against([copy], "/elsewhere", True, _fuzzy(runs))  # checksums match again
     assert remove_from_index(copy, gone) == 0
+
+
+def test_dashboard_shows_how_much_of_each_source_was_already_present(runs):
+    from mtnlg.dashboard.loader import load_run
+    from mtnlg.dashboard.panels_dedup import already_present, dedup
+    from mtnlg.dashboard.render import build_report, render_html
+
+    run = load_run(runs["new"])
+    rows = {r["source"]: r for r in already_present(run)}
+    info = json.load(open(os.path.join(runs["new"], "run.json")))
+    for src, r in rows.items():  # the same numbers as run.json's accounting
+        removed = info["sources"][src]["removed"]
+        assert r["exact"] == removed.get("exact_dedup/dedup_against/exact", 0)
+        assert r["fuzzy"] == removed.get("fuzzy_dedup/dedup_against/fuzzy", 0)
+        assert 0 < r["present"] <= r["reached_dedup"]
+    assert set(rows) == {s for s, v in info["sources"].items() if any("dedup_against" in k for k in v["removed"])}
+    section = dedup([run], {})
+    assert "Already present in older runs" in section and runs["old"] in section
+    assert "Already present in older runs" in render_html(build_report([run]))
+    assert "Already present in older runs" not in dedup([load_run(runs["joint"])], {})
