@@ -24,6 +24,7 @@ import glob
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -98,12 +99,19 @@ def write_config(path: str, root: str, which: list[str]) -> str:
     return path
 
 
-def curate(cfg: str, out: str, workers: int, *extra: str) -> float:
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def curate(cfg: str, out: str, workers: int, *extra: str) -> tuple[float, float]:
+    """(wall, CPU) seconds of one curate subprocess (CPU: user + sys of it and its waited-for
+    worker processes)."""
     cmd = [sys.executable, "-m", "pipelines.curate", "--config", cfg, "--output", out, "--staged",
            "--direct_running_mode=multi_processing", f"--direct_num_workers={workers}", *extra]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _children_cpu()
     subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, _children_cpu() - c0
 
 
 def kept(run: str) -> set[str]:
@@ -132,8 +140,9 @@ def main() -> None:
         cfgs = {w: write_config(os.path.join(tmp, f"{w}.yaml"), os.path.join(tmp, "raw"), ws)
                 for w, ws in (("old", ["old"]), ("new", ["new"]), ("joint", ["old", "new"]))}
         old_run = os.path.join(tmp, "old_run")
-        print(f"old run: {curate(cfgs['old'], old_run, a.workers):.1f}s", flush=True)
+        print(f"old run: {curate(cfgs['old'], old_run, a.workers)[0]:.1f}s", flush=True)
         times: dict[str, list[float]] = {"against": [], "joint": []}
+        cpu: dict[str, list[float]] = {"against": [], "joint": []}
         dedup: dict[str, list[float]] = {"against": [], "joint": []}
         same = []
         for r in range(a.repeats):
@@ -141,15 +150,20 @@ def main() -> None:
             for side in order:
                 out = os.path.join(tmp, f"{side}_run")
                 extra = ["--dedup-against", old_run] if side == "against" else []
-                t = curate(cfgs["new" if side == "against" else "joint"], out, a.workers, *extra)
+                t, c = curate(cfgs["new" if side == "against" else "joint"], out, a.workers, *extra)
                 times[side].append(t)
+                cpu[side].append(c)
                 dedup[side].append(dedup_wall(out))
-                print(f"repeat {r} {side}: {t:.1f}s (dedup stage {dedup[side][-1]:.1f}s)", flush=True)
+                print(f"repeat {r} {side}: wall {t:.1f}s, CPU {c:.1f}s (dedup stage wall "
+                      f"{dedup[side][-1]:.1f}s)", flush=True)
             same.append(kept(old_run) | kept(os.path.join(tmp, "against_run")) == kept(os.path.join(tmp, "joint_run")))
         med = {k: statistics.median(v) for k, v in times.items()}
         dmed = {k: statistics.median(v) for k, v in dedup.items()}
+        cmed = {k: statistics.median(v) for k, v in cpu.items()}
         print(f"\nmedian wall: against {med['against']:.1f}s, joint {med['joint']:.1f}s, "
               f"ratio against/joint {med['against'] / med['joint']:.2f}")
+        print(f"median CPU: against {cmed['against']:.1f}s, joint {cmed['joint']:.1f}s, "
+              f"ratio against/joint {cmed['against'] / cmed['joint']:.2f}")
         print(f"median dedup stage: against {dmed['against']:.1f}s, joint {dmed['joint']:.1f}s, "
               f"ratio {dmed['against'] / dmed['joint']:.2f}")
         j = kept(os.path.join(tmp, "joint_run"))
