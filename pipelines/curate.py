@@ -155,23 +155,6 @@ def _run_fingerprint(cfg: CurateConfig, tokenizer_sha: str, quality: dict | None
     return fingerprint(config, extra)
 
 
-def _dedup_against(cfg: CurateConfig, runs: list[str], output: str) -> list:
-    """Pre-flight of ``--dedup-against``: the older runs' indices, checked (``ConfigError``)."""
-    if not runs:
-        return []
-    from pipelines.dedup_index import DedupIndexError, check_against
-
-    if not (cfg.dedup.exact or cfg.dedup.fuzzy.enabled):
-        raise ConfigError("--dedup-against: dedup.exact and dedup.fuzzy.enabled are both off: "
-                          "there is no dedup stage to match against older runs")
-    runs = [r if is_remote(r) else os.path.abspath(r) for r in runs]
-    try:
-        return check_against(runs, output, cfg.dedup.exact,
-                             cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None)
-    except DedupIndexError as e:
-        raise ConfigError(str(e)) from None
-
-
 def _split_by_stage(rows: list[dict], seconds: dict[str, float], stages) -> dict[str, dict]:
     """One job's counters and stage times, attributed to the stages that produced them."""
     out = {s: {"counters": [], "stage_seconds": {}} for s in stages}
@@ -288,7 +271,9 @@ def run(argv: list[str] | None = None) -> int:
         from curation.tokenizer import load_tokenizer
 
         tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
-        against = _dedup_against(cfg, args.dedup_against, rd.root)  # before RUN is touched
+        from pipelines.dedup_index import preflight
+
+        against = preflight(cfg, args.dedup_against, rd.root)  # before RUN is touched
         fp = _run_fingerprint(cfg, tokenizer.info()["sha256"], quality, against)
         existing = bool(args.resume or args.stage)
         rd.prepare(fp, resume=existing, overwrite=args.overwrite)

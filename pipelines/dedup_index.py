@@ -27,6 +27,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import logging
+import os
 from dataclasses import dataclass
 
 import apache_beam as beam
@@ -38,6 +40,8 @@ from curation.dedup_records import index_row, record_from_row
 from curation.fuzzy_config import FuzzyDedupConfig, record_parameters
 from pipelines.common import count
 from pipelines.sinks import WriteRowsFn, delete_tree, file_exists, join, parquet_bytes, read_bytes, write_bytes
+
+log = logging.getLogger("mtnlg.curate")
 
 INDEX_DIR = "dedup_index"
 PARAMS = "params.json"
@@ -182,6 +186,29 @@ def check_against(runs: list[str], output: str, exact: bool, fuzzy: FuzzyDedupCo
             parts.append((url, p["sha256"]))
         out.append(OlderIndex(key, tuple(parts), int(params.get("documents", 0)), _sha256(raw)))
     return out
+
+
+def preflight(cfg, runs: list[str], output: str) -> list[OlderIndex]:
+    """``curate --dedup-against`` before any work: ``check_against`` for ``cfg`` (a
+    ``CurateConfig``), failures as ``ConfigError``; local paths made absolute."""
+    from pipelines.config import ConfigError
+    from pipelines.sinks import is_remote
+
+    if not runs:
+        return []
+    if not (cfg.dedup.exact or cfg.dedup.fuzzy.enabled):
+        raise ConfigError("--dedup-against: dedup.exact and dedup.fuzzy.enabled are both off: "
+                          "there is no dedup stage to match against older runs")
+    runs = [r if is_remote(r) else os.path.abspath(r) for r in runs]
+    try:
+        indices = check_against(runs, output, cfg.dedup.exact,
+                                cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None)
+    except DedupIndexError as e:
+        raise ConfigError(str(e)) from None
+    for ix in indices:
+        log.warning("dedup against %s: %d indexed documents in %d parts (parameters and checksums "
+                    "match)", ix.run, ix.documents, len(ix.parts))
+    return indices
 
 
 def _compare(run: str, theirs: dict, mine: dict) -> None:

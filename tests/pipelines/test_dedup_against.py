@@ -87,7 +87,7 @@ def runs(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("against")
     root = str(tmp / "sample")
-    write_sample_corpus(root)
+    write_sample_corpus(root, docs=300)  # still plants exact and near copies across the split
     out = {"root": root, "tmp": tmp}
     for which in ("old", "joint"):
         out[which] = str(tmp / which)
