@@ -15,10 +15,17 @@ stages work on, and each stage shuffles only the part it needs:
   when candidates are verified by exact Jaccard.
 
 Records are plain values (bytes, tuples), so they persist as table columns and encode compactly
-in a Beam shuffle.
+in a Beam shuffle: ``index_row`` / ``record_from_row`` are that table form (``RUN/dedup_index/``).
+
+Documents of OLDER runs (``curate --dedup-against``) join a run's dedup as records read from
+those runs' indices.  Their nodes are ``older_node`` s: the keep rank as the older run recorded
+it, with its priority component offset by ``OLDER`` so that every older document ranks ahead of
+every document of the run (it is never removed, and wins every group it is in), while older
+documents keep their own order among themselves.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -57,6 +64,38 @@ def node_id(node: tuple) -> str:
 
 def node_source(node: tuple) -> str:
     return node[-1]
+
+
+OLDER = 1 << 40
+"""Offset subtracted from an older run's node priority (keep-rank priorities are small ints)."""
+
+
+def is_older(node: tuple) -> bool:
+    """Whether ``node`` is an older run's document (``older_node``)."""
+    return node[0] <= -(OLDER // 2)
+
+
+def older_node(rank: list, doc_id: str, source: str) -> tuple:
+    """An older run's node from its recorded rank (``index_row``'s ``rank``): ranks ahead of
+    every node of this run, in the older run's own order among older nodes."""
+    return (rank[0] - OLDER, *rank[1:], doc_id, source)
+
+
+def index_row(record: DedupRecord) -> dict:
+    """A record as a ``RUN/dedup_index/`` row (``pipelines.dedup_index.INDEX_SCHEMA``)."""
+    bands = record.bands
+    return {"id": record.id, "source": record.source,
+            "rank": json.dumps(list(record.node[:-2])), "text_hash": record.text_hash,
+            "band_keys": None if bands is None else [k for _, k in bands],
+            "signature": record.signature, "shingles": record.shingles}
+
+
+def record_from_row(row: dict) -> DedupRecord:
+    """An index row as an OLDER record (``older_node``)."""
+    keys = row.get("band_keys")
+    bands = None if keys is None else tuple(enumerate(keys))  # band i's key is keys[i]
+    node = older_node(json.loads(row["rank"]), row["id"], row["source"])
+    return DedupRecord(node, row["text_hash"], bands, row.get("signature"), row.get("shingles"))
 
 
 def dedup_records(docs: Sequence[Document], fuzzy: FuzzyDedupConfig | None,

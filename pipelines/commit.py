@@ -38,7 +38,7 @@ from pipelines.sinks import delete_tree, file_exists, join, list_files, read_byt
 CONTROL = "_curate"
 STAGES = ("read", "dedup", "decontaminate", "tokenize")
 """The stages of a staged run, in order (``pipelines.stages``)."""
-RUN_OUTPUTS = ("run.json", "documents", "shards", "removed", "dead_letter", "dedup", "stats",
+RUN_OUTPUTS = ("run.json", "documents", "shards", "removed", "dead_letter", "dedup", "dedup_index", "stats",
                "stages", "logs", CONTROL)
 """Top-level names a curate run writes; the only ones ever deleted from an existing RUN."""
 MARKER_VERSION = 1

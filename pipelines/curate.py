@@ -13,6 +13,11 @@ Modes:
   --resume RUN     continue a killed run: completed stages are kept, the rest run again
                    (staged); the result is the same as an uninterrupted run.
   --stage NAME     run one stage of an existing RUN again, alone (its input stage must be done).
+  --dedup-against RUN_OLD   (repeatable) also remove the exact and near duplicates of documents
+                   already in older curate runs (a new snapshot against what you have): reason
+                   dedup_against/exact|fuzzy, the older document's id and source in the detail.
+                   The older runs are only read; their dedup_index/ parameters must equal this
+                   run's dedup.fuzzy settings (checked, with the parts' checksums, before any work).
 Nothing carries a final name before its stage (or the whole job) has finished: outputs are
 written under RUN/_curate/staging/ and renamed at commit.
 
@@ -57,7 +62,7 @@ log = logging.getLogger("mtnlg.curate")
 # Counter (and stage-time) names -> the stage of the job that produced them (one job, 4 stages).
 COUNTER_STAGE = {"read": "read", "normalize": "read", "language": "read", "heuristics": "read",
                  "quality": "read", "exact_dedup": "dedup", "fuzzy_dedup": "dedup",
-                 "dedup": "dedup", "decontamination": "decontaminate",
+                 "dedup": "dedup", "dedup_against": "dedup", "decontamination": "decontaminate",
                  "decontaminate": "decontaminate", "tokenize": "tokenize", "shards": "tokenize"}
 
 
@@ -78,6 +83,12 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
                    help="resume the run in RUN: skip its completed stages, run the rest")
     p.add_argument("--stage", action="append", choices=STAGES, default=None,
                    help="run this stage of an existing RUN again, alone (repeatable)")
+    p.add_argument("--dedup-against", action="append", default=[], metavar="RUN_OLD",
+                   help="an older curate run (local path or URL) whose documents this run must not "
+                        "repeat: exact and near duplicates of them are removed (reason "
+                        "dedup_against/exact or dedup_against/fuzzy); repeatable; the older run is "
+                        "only read, and its dedup index must have been made with the same dedup "
+                        "parameters (checked before any work)")
     p.add_argument("--overwrite", action="store_true",
                    help="allow --output to be a non-empty folder that holds no curate run "
                         "(only the names a run writes are replaced)")
@@ -135,10 +146,13 @@ def pipeline_options(beam_args: list[str]) -> PipelineOptions:
     return PipelineOptions(args)
 
 
-def _run_fingerprint(cfg: CurateConfig, tokenizer_sha: str, quality: dict | None) -> str:
+def _run_fingerprint(cfg: CurateConfig, tokenizer_sha: str, quality: dict | None,
+                     against: list | None = None) -> str:
     config = {k: v for k, v in cfg.to_dict().items() if k != "config_path"}
-    return fingerprint(config, {"tokenizer": tokenizer_sha,
-                                "quality_model": (quality or {}).get("sha256")})
+    extra = {"tokenizer": tokenizer_sha, "quality_model": (quality or {}).get("sha256")}
+    if against:  # the older indices decide the dedup stage's results too
+        extra["dedup_against"] = [[ix.run, ix.params_sha256] for ix in against]
+    return fingerprint(config, extra)
 
 
 def _split_by_stage(rows: list[dict], seconds: dict[str, float], stages) -> dict[str, dict]:
@@ -166,9 +180,10 @@ class Runner:
         self.cfg, self.rd, self.fp, self.options = cfg, rd, fp, options
         self.vocab_size = vocab_size
         self.quality_sha = (quality or {}).get("sha256")
+        self.against: tuple = ()
 
     def _env(self, attempt) -> StageEnv:
-        return StageEnv(self.cfg, attempt.staging, self.vocab_size, self.quality_sha)
+        return StageEnv(self.cfg, attempt.staging, self.vocab_size, self.quality_sha, self.against)
 
     def _parts_info(self, stage: str, attempt, previous: list[str]) -> list[str]:
         return _own_parts(attempt, stage) if enabled(stage, self.cfg) and stage != "tokenize" else (
@@ -256,7 +271,10 @@ def run(argv: list[str] | None = None) -> int:
         from curation.tokenizer import load_tokenizer
 
         tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
-        fp = _run_fingerprint(cfg, tokenizer.info()["sha256"], quality)
+        from pipelines.dedup_index import preflight
+
+        against = preflight(cfg, args.dedup_against, rd.root)  # before RUN is touched
+        fp = _run_fingerprint(cfg, tokenizer.info()["sha256"], quality, against)
         existing = bool(args.resume or args.stage)
         rd.prepare(fp, resume=existing, overwrite=args.overwrite)
     except cli_options.OptionError as e:
@@ -266,6 +284,7 @@ def run(argv: list[str] | None = None) -> int:
         print(f"mtnlg curate: config error: {e}", file=sys.stderr)
         return 2
     runner = Runner(cfg, rd, fp, options, tokenizer.vocab_size, quality)
+    runner.against = tuple(against)
     started, t0 = dt.datetime.now(dt.timezone.utc), time.perf_counter()
     with cli_options.job_logging(rd.root, "curate", args.log_level) as log_path:
         code = _run_stages(args, rd, fp, runner)
@@ -286,6 +305,8 @@ def run(argv: list[str] | None = None) -> int:
         "tokenizer": {**tokenizer.info(), "path": cfg.tokenizer.path},  # as given: pkg://, URL
         "quality_model": quality,
         "fingerprint": fp,
+        "dedup_against": [{"run": ix.run, "documents": ix.documents, "params_sha256": ix.params_sha256}
+                          for ix in against],
     }
     try:
         info = finalize(rd, fp, base)

@@ -42,15 +42,20 @@ BUCKET_SCHEMA = pa.schema([("band", pa.int64()), ("bucket", pa.string()), ("size
 ROUND_SCHEMA = pa.schema([("round", pa.int64()), ("edges", pa.int64()), ("done", pa.int64())])
 
 KEPT_REASON = "keep_rule"  # the kept member: highest source priority, quality, length, id
+OLDER_KEPT_REASON = "older_run"  # the kept member is an older run's document (--dedup-against)
+AGAINST_EXACT, AGAINST_FUZZY = "dedup_against/exact", "dedup_against/fuzzy"
+"""Removal reasons of a document whose group's survivor is an older run's document."""
 TOP_CLUSTERS = 20
 SAMPLE_MEMBERS = 5
 
 
 def group_row(kind: str, group: str, doc_id: str, source: str, kept_id: str, kept_source: str,
-              size: int, reason: str, similarity: float | None = None) -> dict:
-    """One member of a duplicate cluster; ``reason`` is KEPT_REASON for the kept member."""
+              size: int, reason: str, similarity: float | None = None, kept: bool | None = None) -> dict:
+    """One member of a duplicate cluster; ``reason`` is KEPT_REASON (or OLDER_KEPT_REASON) for
+    the kept member; ``kept`` defaults to ``doc_id == kept_id`` (pass it where an older run's
+    document may share an id with one of this run's)."""
     return {"kind": kind, "group": group, "id": doc_id, "source": source,
-            "kept": doc_id == kept_id, "kept_id": kept_id, "kept_source": kept_source,
+            "kept": doc_id == kept_id if kept is None else kept, "kept_id": kept_id, "kept_source": kept_source,
             "cluster_size": size, "reason": reason, "similarity": similarity}
 
 

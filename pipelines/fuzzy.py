@@ -16,6 +16,14 @@ what that step reads:
 3. ``ConnectedComponents`` over the edges (node = keep rank + source, so each component's root
    is the document the keep rule keeps); every other member gets a ``Decision`` at stage
    ``fuzzy_dedup``, reason ``near_duplicate``, ``detail={"kept": <root id>, "kept_source": ...}``.
+
+With ``--dedup-against`` (input key ``older``: the older runs' index records, every document
+that entered their fuzzy dedup) the older documents are members of every step above, exactly
+as in one joint run over old and new, except that pairs of two older documents are never
+candidates (their edges cannot change what happens to a new document: every older node ranks
+ahead of every new one).  Older documents are never removed; a new document whose component's
+root is an older document is removed with reason ``dedup_against/fuzzy`` and that document's
+id and source in ``detail``.
 """
 from __future__ import annotations
 
@@ -24,12 +32,13 @@ import itertools
 import apache_beam as beam
 import xxhash
 
-from curation.dedup_records import node_id, node_source
+from curation.dedup_records import is_older, node_id, node_source
 from curation.document import Decision
 from curation.fuzzy_config import FuzzyDedupConfig
 from pipelines.common import count
 from pipelines.components import ConnectedComponents
 from pipelines.dedup import DECISIONS, GROUPS, INPUTS
+from pipelines.dedup_stats import AGAINST_FUZZY
 from pipelines.fuzzy_verify import ClusterRows, VerifyCandidates
 
 OVERSIZED, CENTRES, BUCKETS = "oversized", "centres", "buckets"
@@ -46,9 +55,12 @@ def band_elements(member: tuple):
 
 
 def star(members):
-    """Candidate pairs (best member, other) of a set of nodes, the best being the smallest."""
+    """Candidate pairs (best member, other) of a set of nodes, the best being the smallest;
+    none between two older runs' documents."""
     members = sorted(set(members))
     for node in members[1:]:
+        if is_older(node):  # then so is the best
+            continue
         count("fuzzy_dedup", "all", "candidate_pair")
         yield members[0], node
 
@@ -85,12 +97,15 @@ class SubBucketStarFn(beam.DoFn):
         yield beam.pvalue.TaggedOutput(CENTRES, ((band, digest), min(members)))
 
 
-def _decision(label: tuple) -> Decision:
+def _decision(label: tuple):
     node, root = label
+    if is_older(node):  # an older run's document: never removed
+        return
     source = node_source(node)
-    count("fuzzy_dedup", source, "removed", "near_duplicate")
-    return Decision(node_id(node), source, "fuzzy_dedup", "near_duplicate",
-                    {"kept": node_id(root), "kept_source": node_source(root)})
+    reason = AGAINST_FUZZY if is_older(root) else "near_duplicate"
+    count("fuzzy_dedup", source, "removed", reason)
+    yield Decision(node_id(node), source, "fuzzy_dedup", reason,
+                   {"kept": node_id(root), "kept_source": node_source(root)})
 
 
 def _count_round(row: dict) -> dict:
@@ -105,9 +120,10 @@ class FuzzyDedup(beam.PTransform):
     """records -> ``{"decisions", "groups", "inputs", "buckets", "rounds", "edges"}``.
 
     Input: a PCollection of ``DedupRecord`` (all of them enter fuzzy dedup), or a dict
-    ``{"records": ..., "members": ...}`` where ``members`` are the (node, band keys) of the
-    documents that enter (e.g. ``ExactDedup``'s ``kept``) and ``records`` supply the features
-    for verification (a superset is fine).  ``edges``: verified (centre, member, similarity).
+    ``{"records": ..., "members": ..., "older": ...}`` where ``members`` are the (node, band
+    keys) of the documents that enter (e.g. ``ExactDedup``'s ``kept``), ``records`` supply the
+    features for verification (a superset is fine) and ``older`` (optional) are older runs'
+    index records, all of which enter.  ``edges``: verified (centre, member, similarity).
     """
 
     def __init__(self, cfg: FuzzyDedupConfig, label: str | None = None) -> None:
@@ -117,14 +133,17 @@ class FuzzyDedup(beam.PTransform):
     def expand(self, pcolls):
         c = self.cfg
         if isinstance(pcolls, dict):
-            records, members = pcolls["records"], pcolls.get("members")
+            records, members, older = pcolls["records"], pcolls.get("members"), pcolls.get("older")
         else:
-            records, members = pcolls, None
+            records, members, older = pcolls, None, None
         if members is None:
             members = records | "Members" >> beam.Map(lambda r: (r.node, r.bands))
+        banded = members | "BandKeys" >> beam.FlatMap(band_elements)
+        if older is not None:
+            old = older | "OlderBandKeys" >> beam.FlatMap(lambda r: band_elements((r.node, r.bands)))
+            banded = (banded, old) | "WithOlder" >> beam.Flatten()
         buckets = (
-            members
-            | "BandKeys" >> beam.FlatMap(band_elements)
+            banded
             | "GroupBuckets" >> beam.GroupByKey()
             | "BucketStars" >> beam.ParDo(BucketStarFn(c.max_bucket, c.bucket_shards))
             .with_outputs(OVERSIZED, BUCKETS, main="candidates")
@@ -139,13 +158,15 @@ class FuzzyDedup(beam.PTransform):
         if c.verify == "none":
             edges = candidates | "Unverified" >> beam.Map(lambda e: (e[0], e[1], None))
         else:
-            edges = {"records": records, "candidates": candidates} | "Verify" >> VerifyCandidates(
-                c.verify, c.threshold)
+            inputs = {"records": records, "candidates": candidates}
+            if older is not None:
+                inputs["older"] = older
+            edges = inputs | "Verify" >> VerifyCandidates(c.verify, c.threshold)
         cc = (edges
               | "Pairs" >> beam.Map(lambda e: (e[0], e[1]))
               | "Components" >> ConnectedComponents(c.max_rounds, round_counts=True))
         labels = cc["labels"]
-        decisions = labels | "Decide" >> beam.Map(_decision)
+        decisions = labels | "Decide" >> beam.FlatMap(_decision)
         groups = {"labels": labels, "edges": edges} | "GroupRows" >> ClusterRows()
         inputs = members | "InputSources" >> beam.Map(lambda m: ("fuzzy", node_source(m[0])))
         rounds = cc["rounds"] | "CountRoundsUsed" >> beam.Map(_count_round)

@@ -9,7 +9,9 @@ keyed steps, so no step holds more than one star's features:
 2. group by centre id: the centre's features and its members' -> similarity per pair; pairs at
    or above ``threshold`` are edges ``(centre node, member node, similarity)``.
 
-A pair found in several bands is verified once (step 1 keeps distinct centres).
+A pair found in several bands is verified once (step 1 keeps distinct centres).  Both steps key
+by node, not id: an older run's document (``--dedup-against``) may carry the same id as one of
+this run's.
 
 ``ClusterRows``: components labels + edges -> one ``dedup_stats.group_row`` per member of each
 cluster, the kept member included, with ``similarity`` = the best verified similarity of that
@@ -19,9 +21,10 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from curation.dedup_records import DedupRecord, node_id, node_source, similarity, verification_payload
+from curation.dedup_records import (DedupRecord, is_older, node_id, node_source, similarity,
+                                   verification_payload)
 from pipelines.common import count
-from pipelines.dedup_stats import KEPT_REASON, group_row
+from pipelines.dedup_stats import AGAINST_FUZZY, KEPT_REASON, OLDER_KEPT_REASON, group_row
 
 MEMBER, CENTRE = 0, 1
 
@@ -30,20 +33,20 @@ def _features(verify: str):
     def features(record: DedupRecord):
         payload = verification_payload(record, verify)
         if record.bands is not None and payload is not None:
-            yield record.id, (record.node, payload)
+            yield record.node, (record.node, payload)
     return features
 
 
 def _roles(pair: tuple):
     centre, member = pair
-    yield node_id(member), node_id(centre)  # member of that centre
-    yield node_id(centre), None  # a centre
+    yield member, centre  # member of that centre
+    yield centre, None  # a centre
 
 
 def _ship(element):
-    """(id, {"features": [(node, payload)], "roles": [centre id | None]}) -> messages to centres."""
+    """(node, {"features": [(node, payload)], "roles": [centre | None]}) -> messages to centres."""
     _, grouped = element
-    features = list(grouped["features"])
+    features = list(grouped["features"]) or list(grouped.get("older_features") or [])
     if not features:
         return
     roles = grouped["roles"]
@@ -57,7 +60,7 @@ def _ship(element):
     for c in centres:
         yield c, (MEMBER, node, payload)
     if is_centre:
-        yield node_id(node), (CENTRE, node, payload)
+        yield node, (CENTRE, node, payload)
 
 
 class VerifyStarFn(beam.DoFn):
@@ -85,7 +88,8 @@ class VerifyStarFn(beam.DoFn):
 
 
 class VerifyCandidates(beam.PTransform):
-    """``{"records", "candidates": (centre node, member node)}`` -> (centre, member, similarity)."""
+    """``{"records", "candidates": (centre node, member node)}`` -> (centre, member, similarity);
+    optional ``older``: older runs' records (their features too)."""
 
     def __init__(self, verify: str, threshold: float, label: str | None = None) -> None:
         super().__init__(label)
@@ -96,8 +100,12 @@ class VerifyCandidates(beam.PTransform):
     def expand(self, pcolls):
         features = pcolls["records"] | "Features" >> beam.FlatMap(_features(self.verify))
         roles = pcolls["candidates"] | "Roles" >> beam.FlatMap(_roles)
+        joined = {"features": features, "roles": roles}
+        if pcolls.get("older") is not None:
+            joined["older_features"] = pcolls["older"] | "OlderFeatures" >> beam.FlatMap(
+                _features(self.verify))
         return (
-            {"features": features, "roles": roles}
+            joined
             | "JoinFeatures" >> beam.CoGroupByKey()
             | "ShipToCentres" >> beam.FlatMap(_ship)
             | "GroupByCentre" >> beam.GroupByKey()
@@ -117,14 +125,21 @@ def _by_root(element):
 
 
 def _cluster_rows(element):
-    """(root, members) -> one row per member, streamed (two passes over the group)."""
+    """(root, members) -> one row per member, streamed (two passes over the group).  Older runs'
+    documents get no row, except an older root (the kept member, reason ``older_run``)."""
     root, members = element
-    size = sum(1 for _ in members)
+    older = is_older(root)
+    size = sum(1 for node, _ in members if node == root or not is_older(node))
+    if size <= 1:
+        return  # an older root whose component holds no new document
     rid, src = node_id(root), node_source(root)
+    removed = AGAINST_FUZZY if older else "near_duplicate"
     for node, sim in members:
         kept = node == root
+        if not kept and is_older(node):
+            continue
         yield group_row("fuzzy", rid, node_id(node), node_source(node), rid, src, size,
-                        KEPT_REASON if kept else "near_duplicate", sim)
+                        (OLDER_KEPT_REASON if older else KEPT_REASON) if kept else removed, sim, kept)
 
 
 class ClusterRows(beam.PTransform):

@@ -32,6 +32,8 @@ class StageEnv:
     """The stage's staging folder (laid out like RUN/)."""
     vocab_size: int
     quality_sha256: str | None = None
+    against: tuple = ()
+    """``pipelines.dedup_index.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
 
 
 def enabled(stage: str, cfg: CurateConfig) -> bool:
@@ -76,9 +78,12 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
 def build_dedup(p, env: StageEnv, urls):
     """Exact dedup, then fuzzy dedup of exact's survivors, on ``DedupRecord`` s computed where
-    each part is read; the decisions go back to the parts holding their documents."""
+    each part is read; the decisions go back to the parts holding their documents.  The records
+    of the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
+    ``--dedup-against`` the older runs' index records join both dedup steps (never removed)."""
     from pipelines.decisions import ApplyDecisions
     from pipelines.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
+    from pipelines.dedup_index import ReadIndex, WriteDedupIndex, index_parameters
     from pipelines.dedup_stats import WriteDedupOutputs
     from pipelines.fuzzy import BUCKETS, FuzzyDedup
     from pipelines.parts import ReadParts, WriteParts, part_urls
@@ -91,30 +96,36 @@ def build_dedup(p, env: StageEnv, urls):
     records = (keyed
                | "Docs" >> beam.Values()
                | "Records" >> DedupRecords(fuzzy, cfg.priority))
+    older = (beam.pvalue.PBegin(urls.pipeline) | "OlderIndex" >> ReadIndex(list(env.against))
+             if env.against else None)
     decisions, extra, members = [], {GROUPS: [], INPUTS: [], BUCKETS: [], "rounds": []}, None
     if cfg.dedup.exact:
-        ex = records | "Exact" >> ExactDedup()
+        ex = ({"records": records, "older": older} if older is not None else records) | "Exact" >> ExactDedup()
         decisions.append(ex[DECISIONS])
         for k in (GROUPS, INPUTS):
             extra[k].append(ex[k])
         members = ex["kept"]
     if fuzzy is not None:  # the members are exact's survivors; records supply the features
-        fz = ({"records": records, "members": members} | "Fuzzy" >> FuzzyDedup(fuzzy))
+        inputs = {"records": records, "members": members, "older": older}
+        fz = {k: v for k, v in inputs.items() if v is not None} | "Fuzzy" >> FuzzyDedup(fuzzy)
         decisions.append(fz[DECISIONS])
         for k in extra:
             extra[k].append(fz[k])
+    decided = flatten_small(decisions, "AllDecisions")
     # ExactDedup / FuzzyDedup count their removals when they decide: apply without counting
     # them again; the documents each stage passed are counted where they are.
     kept_stages = tuple(s for s, on in (("exact_dedup", cfg.dedup.exact),
                                         ("fuzzy_dedup", fuzzy is not None)) if on)
-    applied = ({"parts": urls, "ids": ids, "decisions": flatten_small(decisions, "AllDecisions")}
+    applied = ({"parts": urls, "ids": ids, "decisions": decided}
                | "Apply" >> ApplyDecisions(count_removed=False, kept_stages=kept_stages))
     parts = applied["kept"] | "WriteParts" >> WriteParts(env.out_dir, "dedup")
+    index = ({"records": records, "decisions": decided}
+             | "WriteIndex" >> WriteDedupIndex(env.out_dir, index_parameters(cfg.dedup.exact, fuzzy)))
     dedup_in = {k: flatten_small(v, f"AllDedup_{k}") for k, v in extra.items() if v}
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
     outcomes = {"removed": applied["removed"]} | "Outcomes" >> StageOutcomes(
         env.out_dir, "dedup", cfg.removed_sample)
-    _manifest(env, "dedup", [parts, outcomes["descriptors"]])
+    _manifest(env, "dedup", [parts, index, outcomes["descriptors"]])
     return part_urls(parts)
 
 

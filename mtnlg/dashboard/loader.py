@@ -22,7 +22,7 @@ HIST_COLUMNS = ("kind", "source", "outcome", "bin_lo", "bin_hi", "count")
 LANG_COLUMNS = ("source", "lang", "documents")
 # run.json fields shown verbatim in the run-health panel.
 META_FIELDS = ("format_version", "runner", "started_at", "finished_at", "wall_seconds", "config_path",
-               "accounting_ok", "totals", "tokenizer", "pipeline_options", "config")
+               "accounting_ok", "totals", "tokenizer", "pipeline_options", "config", "dedup_against")
 
 
 def _read_json(path: Path, notes: list[str]) -> dict[str, Any] | None:

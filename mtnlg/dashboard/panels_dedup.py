@@ -77,7 +77,53 @@ def dedup(runs: Runs, charts: dict[str, Any]) -> str:
             parts.append(f'<details class="matrix"{open_}><summary>{esc(kind)}</summary>{inner}</details>')
     else:
         parts.append(not_available("Cross-source duplicate matrix (stats/dedup_matrix.parquet or RUN/dedup)"))
+    parts.append(older_runs(runs))
     return "".join(parts)
+
+
+AGAINST = {"dedup_against/exact": "exact", "dedup_against/fuzzy": "fuzzy"}
+
+
+def already_present(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per source of a ``curate --dedup-against`` run: documents that reached dedup, and those
+    removed as exact / near copies of older runs' documents (from the removal-reason counts)."""
+    found: dict[str, dict[str, int]] = {}
+    for r in run.get("reasons") or []:
+        kind = AGAINST.get(r["reason"])
+        if kind:
+            for src, n in r["by_source"].items():
+                found.setdefault(src, {"exact": 0, "fuzzy": 0})[kind] += n
+    rows = []
+    for src in sorted(found):
+        stages = {row["stage"]: row for row in (run.get("funnel") or {}).get(src, [])}
+        reached = (stages.get("exact_dedup") or {}).get("in")
+        total = found[src]["exact"] + found[src]["fuzzy"]
+        rows.append({"source": src, "reached_dedup": reached, **found[src], "present": total,
+                     "share": total / reached if reached else None})
+    return rows
+
+
+def older_runs(runs: Runs) -> str:
+    """'Already present in older runs': only for runs made with ``--dedup-against``."""
+    blocks = []
+    for r in runs:
+        older = (r.get("meta") or {}).get("dedup_against") or []
+        rows = already_present(r)
+        if not older and not rows:
+            continue
+        label = f" ({esc(r.get('label'))})" if len(runs) > 1 else ""
+        names = ", ".join(f"{o.get('run')} ({fmt(o.get('documents'))} indexed documents)" for o in older)
+        body = table([th("source"), th("reached dedup"), th("exact copies"), th("near copies"),
+                      th("already present"), th("share")],
+                     [[td(x["source"]), td_num(x["reached_dedup"]), td_num(x["exact"]), td_num(x["fuzzy"]),
+                       td_num(x["present"]), td("–" if x["share"] is None else f"{100 * x['share']:.1f}%")]
+                      for x in rows]) if rows else "<p>No document was already present.</p>"
+        blocks.append(f"<h3>Already present in older runs{label}</h3><p>Deduplicated against: "
+                      f"{esc(names) or 'unknown runs'}. Documents removed because an exact or near copy "
+                      "is in an older run (reasons <code>dedup_against/exact</code>, "
+                      "<code>dedup_against/fuzzy</code>), per source; share = of the documents that "
+                      "reached dedup.</p>" + body)
+    return "".join(blocks)
 
 
 def contamination(runs: Runs, charts: dict[str, Any]) -> str:
