@@ -212,6 +212,8 @@ def stage_lines(counters: list[dict], seconds: dict[str, float]) -> list[str]:
     for stage in names:
         t = dict(totals.get(stage, {}))
         passed = sum(t.get(k, 0) for k in _PASSED)
+        if "read" in t:  # the readers count every record read, their own removals included
+            passed -= t.get("removed", 0)
         for k in ("kept", "read", "normalized"):
             t.pop(k, None)
         removed, dead = t.pop("removed", 0), t.pop("dead_letter", 0)

@@ -42,12 +42,14 @@ def test_stage_lines_one_per_stage_in_pipeline_order():
             {"stage": "tokenize", "outcome": "tokens", "value": 900},
             {"stage": "read", "outcome": "read", "value": 9},
             {"stage": "read", "outcome": "dead_letter", "value": 1},
+            {"stage": "read", "outcome": "removed", "value": 3},  # counted in "read" too
             {"stage": "language", "outcome": "kept", "value": 6},
             {"stage": "language", "outcome": "skipped", "value": 1},
             {"stage": "language", "outcome": "removed", "value": 2}]
     lines = cli_options.stage_lines(rows, {"language": 1.25})
     assert [line.split()[0] for line in lines] == ["read", "language", "tokenize"]
-    assert "10 in" in lines[0] and "1 dead-lettered" in lines[0]
+    assert "10 in" in lines[0] and "6 out" in lines[0] and "3 removed" in lines[0]
+    assert "1 dead-lettered" in lines[0]
     assert "9 in" in lines[1] and "7 out" in lines[1] and "2 removed" in lines[1]
     assert "1.2s" in lines[1] and "skipped 1" in lines[1]
     assert "tokens 900" in lines[2]
