@@ -26,6 +26,7 @@ import shutil
 import tempfile
 import threading
 
+from blending.indexed_dataset import file_sha256
 from mtnlg import resources
 
 CACHE_ENV = "MTNLG_STAGING_DIR"
@@ -49,14 +50,6 @@ def cache_dir() -> str:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         root = os.path.join(base, "mtnlg", "staged")
     return root
-
-
-def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def local_copy(path_or_url: str, sha256: str | None = None) -> str:

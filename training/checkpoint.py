@@ -24,7 +24,6 @@ returns the plain ``GPT`` on one device, without a process group.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -38,6 +37,8 @@ from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model
                                                      get_optimizer_state_dict,
                                                      set_model_state_dict,
                                                      set_optimizer_state_dict)
+
+from blending.indexed_dataset import file_sha256
 
 log = logging.getLogger(__name__)
 
@@ -98,12 +99,6 @@ def set_rng_state(state: torch.Tensor, device: torch.device) -> None:
 
 
 # --- checksums ----------------------------------------------------------------------------------
-def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 22), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _files(path: str) -> list[str]:

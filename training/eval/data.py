@@ -20,12 +20,12 @@ prompts lm-eval builds from the same files and seed.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from blending.indexed_dataset import file_sha256
 from curation.eval_tasks import is_saved_dataset, rows_from_bytes
 from training.eval.tasks import Task
 
@@ -70,14 +70,6 @@ def _locate(task: Task, data_dir: str) -> str:
     return os.path.join(data_dir, task.name)
 
 
-def _sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _read_file(path: str) -> list[dict]:
     with open(path, "rb") as f:
         return list(rows_from_bytes(path, f.read()))
@@ -109,7 +101,7 @@ def load_task_data(task: Task, data_dir: str | None = None, path: str | None = N
         rows = _read_file(where)
         shot_file = _file_for(os.path.join(os.path.dirname(where), "fewshot"), task.name)
         shots = _read_file(shot_file) if shot_file else None
-        source = {"path": where, "sha256": _sha256(where), "fewshot_path": shot_file}
+        source = {"path": where, "sha256": file_sha256(where), "fewshot_path": shot_file}
     else:
         raise FileNotFoundError(
             f"no data for task {task.name!r}: expected {task.name}.jsonl (or .parquet, or a "
