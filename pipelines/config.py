@@ -280,7 +280,10 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
     special = {"heuristics": _heuristics_overrides(data.pop("heuristics", None)),
                "decontamination": _decontamination(data.pop("decontamination", None))}
     cfg = build_section(CurateConfig, data, "", prebuilt=special)
-    root = input_root or cfg.input_root or base_dir
+    if input_root:  # given on the command line: relative to where the command runs
+        root = input_root if _is_remote(input_root) else os.path.abspath(input_root)
+    else:  # in the config: relative to the config file's folder
+        root = cfg.input_root or base_dir
     cfg.input_root = root if _is_remote(root) else os.path.abspath(_join(base_dir, root))
     for spec in cfg.inputs:
         spec.paths = [_join(cfg.input_root, p) for p in spec.paths]

@@ -33,6 +33,17 @@ def test_input_root_override_and_default(tmp_path, corpus):
         load_config(path)  # 'ignored' relative to the config's folder does not exist
 
 
+def test_input_root_on_the_command_line_is_relative_to_the_working_folder(tmp_path, corpus,
+                                                                          monkeypatch):
+    """`mtnlg curate --config demo --input-root raw`: `raw` is where the user stands, not
+    inside the installed package's config folder."""
+    (tmp_path / "cfg").mkdir()
+    path = write_config(str(tmp_path / "cfg" / "c.yaml"), "ignored")
+    monkeypatch.chdir(os.path.dirname(corpus))
+    cfg = load_config(path, input_root=os.path.basename(corpus))
+    assert cfg.input_root == corpus
+
+
 @pytest.mark.parametrize("overrides, setting", [
     ({"inputs": [{"reader": "parquet", "paths": ["x"]}]}, r"inputs\[0\]\.reader"),
     ({"inputs": [{"reader": "realnews", "paths": ["realnews/*.jsonl"]}]}, r"inputs\[0\]\.source"),
