@@ -44,7 +44,15 @@ import os
 import sys
 import time
 
-import apache_beam as beam
+if __name__ == "__main__":
+    # `python -m pipelines.curate` gets the same terminal as `mtnlg curate`: short WARNING lines,
+    # set up before Beam's import logs its optional extras' noise on the root logger (which would
+    # otherwise install logging's default handler and print every line twice).
+    from pipelines.cli_options import console_logging
+
+    console_logging()
+
+import apache_beam as beam  # noqa: E402
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
 from mtnlg.resources import ResourceError, config_path
@@ -342,6 +350,5 @@ def _run_stages(args: argparse.Namespace, rd: RunDir, fp: str, runner: Runner) -
 
 
 if __name__ == "__main__":
-    cli_options.console_logging()
     sys.exit(run())
 

@@ -1,4 +1,5 @@
 """The `mtnlg` console script: subcommand dispatch and help."""
+import pathlib
 import subprocess
 import sys
 
@@ -24,3 +25,17 @@ def test_every_command_has_help():
                               capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, (name, proc.stderr[-2000:])
         assert "usage" in proc.stdout.lower(), name
+
+
+def test_python_m_curate_prints_no_import_noise():
+    # `python -m pipelines.curate` (docs/runners.md) imported Beam before setting up its terminal:
+    # Beam's import-time warning ("apitools not found") then installed logging's default handler
+    # on the root logger, and every later log line of the job came out twice.
+    root = pathlib.Path(__file__).resolve().parents[1]
+    proc = subprocess.run([sys.executable, "-m", "pipelines.curate", "--help"], cwd=root,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "--dedup-against" in proc.stdout
+    default_format = [line for line in proc.stderr.splitlines()
+                      if line.startswith(("DEBUG:", "INFO:", "WARNING:", "ERROR:"))]
+    assert not default_format, proc.stderr
