@@ -39,6 +39,17 @@ def priority_map(priority: list[str] | None) -> dict[str, int] | None:
     return {source: len(priority) - i for i, source in enumerate(priority)}
 
 
+def outranked_older(new_sources, older_sources, priority: list[str] | None = None) -> list[tuple[str, str]]:
+    """(new source, older source) pairs in which the keep rule ranks the new source higher.
+
+    ``curate --dedup-against`` keeps an older run's documents whatever their rank (they are in
+    the corpus already), so for these pairs its result differs from one joint run, which would
+    keep the new document and drop the older one."""
+    prio = DEFAULT_SOURCE_PRIORITY if priority is None else priority_map(priority)
+    return sorted({(n, o) for n in new_sources for o in older_sources
+                   if prio.get(n, -1) > prio.get(o, -1)})
+
+
 def keep_rank(doc: Document, priority: dict[str, int] | None = None) -> tuple:
     """Sort key of the keep rule: the group member with the SMALLEST key is kept.
 

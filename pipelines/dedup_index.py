@@ -208,7 +208,31 @@ def preflight(cfg, runs: list[str], output: str) -> list[OlderIndex]:
     for ix in indices:
         log.warning("dedup against %s: %d indexed documents in %d parts (parameters and checksums "
                     "match)", ix.run, ix.documents, len(ix.parts))
+        _warn_if_outranked(cfg, ix.run)
     return indices
+
+
+def _warn_if_outranked(cfg, run: str) -> None:
+    """The anchor (old run + new run against it == one joint run) holds only when the older
+    run's sources rank first; say so when this run's ``priority`` ranks one of its own higher."""
+    from curation.exact_dedup import outranked_older
+    from curation.sources import SOURCE_FAMILY
+
+    try:
+        sources = json.loads(read_bytes(join(run, "run.json"))).get("sources") or {}
+        older = [s for s, c in sources.items() if c.get("kept")]  # e.g. not the Pile's unused subsets
+    except (OSError, ValueError):
+        return  # advice only: the job itself fails on an older run it cannot read
+    mine = set()
+    for i in cfg.inputs:  # a Pile input's sources are its records' subsets: any of the family
+        mine |= {i.source} if i.source else {s for s, f in SOURCE_FAMILY.items() if f == "pile"}
+    pairs = outranked_older(mine, older, cfg.priority)
+    if pairs:
+        shown = ", ".join(f"{n} > {o}" for n, o in pairs[:5]) + (" ..." if len(pairs) > 5 else "")
+        log.warning("dedup against %s: this run's priority ranks some of its sources above the "
+                    "older run's (%s); the older run's documents are kept anyway, so duplicates "
+                    "between them leave this run, unlike in one joint run. List the older "
+                    "sources first in 'priority' for a joint run's result.", run, shown)
 
 
 def _compare(run: str, theirs: dict, mine: dict) -> None:

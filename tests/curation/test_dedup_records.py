@@ -72,3 +72,16 @@ def test_similarity_exact_equals_jaccard_of_shingle_strings():
     empty = np.zeros(0, np.uint32)
     assert hash_jaccard(empty, empty) == 0.0
     assert hash_jaccard(np.array([1, 2, 3], np.uint32), np.array([2, 3, 4], np.uint32)) == 0.5
+
+
+def test_outranked_older_lists_new_sources_the_keep_rule_prefers():
+    from curation.exact_dedup import outranked_older
+
+    # default order: realnews (60) above cc_2020_50 (10), below wikipedia (100)
+    assert outranked_older({"realnews"}, ["cc_2020_50", "wikipedia"]) == [("realnews", "cc_2020_50")]
+    assert outranked_older({"cc_2021_04"}, ["realnews"]) == []
+    # an explicit priority decides; an unknown older source ranks below every listed one
+    assert outranked_older({"cc_2021_04"}, ["realnews"], ["cc_2021_04", "realnews"]) == \
+        [("cc_2021_04", "realnews")]
+    assert outranked_older({"realnews"}, ["somewhere"], ["realnews"]) == [("realnews", "somewhere")]
+    assert outranked_older({"realnews"}, ["realnews"]) == []  # equal rank: not outranked

@@ -175,6 +175,27 @@ def test_missing_run_missing_index_and_modified_index_fail_before_any_work(runs,
     assert "no dedup index" in err
 
 
+def test_a_priority_that_ranks_new_sources_first_is_warned_about(runs, caplog):
+    from pipelines.config import load_config
+    from pipelines.dedup_index import preflight
+
+    out = str(runs["tmp"] / "not-made")
+    with caplog.at_level("WARNING", logger="mtnlg.curate"):
+        preflight(load_config(runs["new_cfg"], runs["root"]), [runs["old"]], out)
+    assert "ranks some of its sources above" not in caplog.text  # the anchor's order: no advice
+    caplog.clear()
+    with open(runs["new_cfg"]) as f:
+        cfg = yaml.safe_load(f)
+    del cfg["priority"]  # the default order ranks realnews and cc_stories above cc_2020_50
+    path = str(runs["tmp"] / "default-priority.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(cfg, f)
+    with caplog.at_level("WARNING", logger="mtnlg.curate"):
+        preflight(load_config(path, runs["root"]), [runs["old"]], out)
+    assert "ranks some of its sources above" in caplog.text
+    assert "realnews > cc_2020_50" in caplog.text and not os.path.exists(out)
+
+
 def test_remove_from_index_rewrites_only_the_parts_holding_the_ids(runs):
     copy = str(runs["tmp"] / "takedown")
     shutil.copytree(runs["old"], copy)
