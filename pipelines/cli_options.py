@@ -248,12 +248,21 @@ class _DropImportNoise(logging.Filter):
         return not any(n in str(record.msg) for n in _IMPORT_NOISE)
 
 
+def _is_logging_default(h: logging.Handler) -> bool:
+    """The handler ``logging.basicConfig()`` installs when the root logger is used unconfigured."""
+    return (type(h) is logging.StreamHandler and h.formatter is not None
+            and h.formatter._fmt == logging.BASIC_FORMAT)
+
+
 def console_logging(level: str = "WARNING") -> None:
     """The terminal's default for every `mtnlg` command: WARNING and above, one short line each,
     configured before Beam is imported so its import-time noise is filtered."""
     root = logging.getLogger()
     if any(getattr(h, "_mtnlg_console", False) for h in root.handlers):
         return
+    for h in list(root.handlers):  # logging's own default, installed by a module that logged on
+        if _is_logging_default(h):  # the root logger before us: ours replaces it (no line twice)
+            root.removeHandler(h)
     handler = logging.StreamHandler(sys.stderr)
     handler._mtnlg_console = True  # type: ignore[attr-defined]
     handler.setLevel(getattr(logging, level))

@@ -284,8 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     except cli_options.OptionError as e:
         print(f"mtnlg takedown: error: {e}", file=sys.stderr)
         return 2
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="%(message)s")
+    cli_options.console_logging()  # as `mtnlg takedown` has it when run as python -m
     by, request = ("id", args.ids) if args.ids else ("url", args.urls)
     try:
         entry = takedown(args.run, request, by, args.manifest, args.allow_unknown)

@@ -53,3 +53,22 @@ def test_stage_lines_one_per_stage_in_pipeline_order():
     assert "9 in" in lines[1] and "7 out" in lines[1] and "2 removed" in lines[1]
     assert "1.2s" in lines[1] and "skipped 1" in lines[1]
     assert "tokens 900" in lines[2]
+
+
+def test_console_logging_replaces_loggings_own_default_handler():
+    import logging
+
+    root = logging.getLogger()
+    saved = list(root.handlers), root.level
+    try:
+        for h in saved[0]:
+            root.removeHandler(h)
+        logging.basicConfig()  # what a module that logged on the root logger at import leaves
+        cli_options.console_logging()
+        assert [getattr(h, "_mtnlg_console", False) for h in root.handlers] == [True]
+    finally:
+        for h in list(root.handlers):
+            root.removeHandler(h)
+        for h in saved[0]:
+            root.addHandler(h)
+        root.setLevel(saved[1])
