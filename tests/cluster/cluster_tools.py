@@ -67,6 +67,27 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=20)
 
 
+@contextlib.contextmanager
+def moto_s3(log: Path, bucket: str):
+    """A moto S3 server (a separate process on 127.0.0.1, its output in ``log``) holding an empty
+    ``bucket``: yields (endpoint URL, boto3 client); stopped by PID."""
+    import boto3
+
+    port = free_port()
+    proc = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1",
+                             "-p", str(port)], stdout=open(log, "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    try:
+        wait_for_port(port, proc, "moto_server")
+        endpoint = f"http://127.0.0.1:{port}"
+        client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
+                              aws_secret_access_key="testing", region_name="us-east-1")
+        client.create_bucket(Bucket=bucket)
+        yield endpoint, client
+    finally:
+        stop(proc)
+
+
 @dataclass
 class Installed:
     """A virtualenv holding the installed wheel, and how to run commands from it."""

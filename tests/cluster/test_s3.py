@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_tools import free_port, stop, wait_for_port
+from cluster_tools import moto_s3
 
 boto3 = pytest.importorskip("boto3")
 BUCKET = "corpus"
@@ -24,21 +24,8 @@ KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    """A moto S3 server (a separate process on 127.0.0.1), stopped by PID."""
-    port = free_port()
-    log = tmp_path_factory.mktemp("moto") / "moto.log"
-    server = Path(sys.executable).with_name("moto_server")
-    proc = subprocess.Popen([str(server), "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_for_port(port, proc, "moto_server")
-        endpoint = f"http://127.0.0.1:{port}"
-        client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
-                              aws_secret_access_key="testing", region_name="us-east-1")
-        client.create_bucket(Bucket=BUCKET)
-        yield endpoint, client
-    finally:
-        stop(proc)
+    with moto_s3(tmp_path_factory.mktemp("moto") / "moto.log", BUCKET) as server:
+        yield server
 
 
 def _upload(client, folder: Path, prefix: str) -> int:

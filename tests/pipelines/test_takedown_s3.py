@@ -2,21 +2,18 @@
 only the affected shard objects change, the others keep their bytes, accounting holds."""
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import signal
-import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from pipeline_fixtures import write_config, write_corpus
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
+from cluster_tools import moto_s3  # noqa: E402  (the cluster tests' S3 server)
 
 boto3 = pytest.importorskip("boto3")
 pytestmark = pytest.mark.slow
@@ -26,29 +23,8 @@ FAST = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = tmp_path_factory.mktemp("moto") / "moto.log"
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1",
-                             "-p", str(port)], stdout=open(log, "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        for _ in range(300):
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            assert proc.poll() is None, log.read_text()
-            time.sleep(0.1)
-        endpoint = f"http://127.0.0.1:{port}"
-        client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
-                              aws_secret_access_key="testing", region_name="us-east-1")
-        client.create_bucket(Bucket=BUCKET)
-        yield endpoint, client
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+    with moto_s3(tmp_path_factory.mktemp("moto") / "moto.log", BUCKET) as server:
+        yield server
 
 
 def _objects(client, prefix: str) -> dict[str, str]:
