@@ -99,6 +99,16 @@ def _mismatch(path: str, annotation: Any, value: Any) -> ConfigError:
                        f"{_show(value)}{hint}")
 
 
+# YAML scalars each annotation accepts: a bool is not an int here, an int is a float.
+_SCALARS = {
+    type(None): lambda v: v is None,
+    bool: lambda v: isinstance(v, bool),
+    int: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    float: lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    str: lambda v: isinstance(v, str),
+}
+
+
 def check_value(value: Any, annotation: Any, path: str) -> Any:
     """``value`` checked against ``annotation`` (nested dataclasses built); ``ConfigError``
     naming ``path`` if it does not fit."""
@@ -114,24 +124,8 @@ def check_value(value: Any, annotation: Any, path: str) -> Any:
                 errors.append(e)
         nested = [e for e in errors if not str(e).startswith(f"{path}: expected")]
         raise nested[0] if nested else _mismatch(path, annotation, value)
-    if annotation is type(None):
-        if value is None:
-            return None
-        raise _mismatch(path, annotation, value)
-    if annotation is bool:
-        if isinstance(value, bool):
-            return value
-        raise _mismatch(path, annotation, value)
-    if annotation is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise _mismatch(path, annotation, value)
-    if annotation is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return value
-        raise _mismatch(path, annotation, value)
-    if annotation is str:
-        if isinstance(value, str):
+    if annotation in _SCALARS:
+        if _SCALARS[annotation](value):
             return value
         raise _mismatch(path, annotation, value)
     if origin is Literal:
