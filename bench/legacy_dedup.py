@@ -20,8 +20,8 @@ from curation.document import Document, Removal
 from curation.exact_dedup import keep_rank, priority_map, text_hash
 from curation.fuzzy_config import FuzzyDedupConfig
 from pipelines.common import REMOVED, count, timed
-# unchanged since then: the baseline shares it with the live components
-from pipelines.components import _CheckStar
+# unchanged since then: the baseline shares them with the live components
+from pipelines.components import _CheckStar, _count
 from pipelines.dedup_stats import KEPT_REASON, group_row
 
 GROUPS = "groups"
@@ -109,15 +109,6 @@ def _small_star(element: tuple[Any, Iterable[Any]]):
             yield (m, v)
 
 
-def _count_edges(label: str):
-    counter = beam.metrics.Metrics.counter("connected_components", label)
-
-    def inc(edge):
-        counter.inc()
-        return edge
-    return inc
-
-
 class _Round(beam.PTransform):
     def expand(self, edges):
         large = (
@@ -160,7 +151,7 @@ class ConnectedComponents(beam.PTransform):
         for i in range(self.rounds + 1):
             if i:
                 edges = edges | f"Round{i:02d}" >> _Round()
-            edges = edges | f"Count{i:02d}" >> beam.Map(_count_edges(f"round_{i:02d}"))
+            edges = edges | f"Count{i:02d}" >> beam.Map(_count(f"round_{i:02d}"))
             if self.round_counts:
                 counts.append(edges
                               | f"Size{i:02d}" >> beam.combiners.Count.Globally()
