@@ -7,28 +7,48 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_DIR ?= demo_run
 PYTEST_ARGS ?=
+# The locked, tested versions of everything `make venv` installs (make lock writes it).
+LOCK := requirements/lock.txt
+EXTRAS := train,aws,hf,dev,eval
+PIP_VERSION := 26.3
+# pip-compile's own virtualenv, and its arguments (e.g. PIP_COMPILE_ARGS="--upgrade-package X").
+LOCK_VENV := .venv-lock
+PIP_COMPILE_ARGS ?=
 
-.PHONY: demo test venv clean
+.PHONY: demo test venv lock clean
 
 venv: $(STAMP)
 
-# Everything: the base (curation worker) set plus [train] (torch), [aws] (s3://), [hf] and [dev].
-# torch first, pinned: on a CPU machine a bare `torch` requirement would pull a multi-GB CUDA
-# build; 2.13.0 resolves to the CPU wheel here. Where the system Python already has torch
-# (GPU machines), the venv sees it through --system-site-packages and keeps it.
-$(STAMP): pyproject.toml
+# Everything: the base (curation worker) set plus [train] (torch), [aws] (s3://), [hf], [dev]
+# and [eval], each at the version requirements/lock.txt pins (pip constraints). The lock pins
+# torch's CPU build (2.13.0+cpu, on this machine's disk): a CPU machine never gets a CUDA build.
+# Where the system Python already has torch (GPU machines), the venv sees it through
+# --system-site-packages and keeps it, with what it requires (requirements/constraints.py).
+$(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || { if $(PYTHON) -c "import torch" 2>/dev/null; then \
 	  $(PYTHON) -m venv --system-site-packages $(VENV); else $(PYTHON) -m venv $(VENV); fi; }
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "torch==2.13.0"
-	$(BIN)/python -m pip install -q -e ".[train,aws,hf,dev,eval]"
+	$(BIN)/python -m pip install -q "pip==$(PIP_VERSION)"
+	$(PYTHON) requirements/constraints.py $(LOCK) > $(VENV)/constraints.txt
+	$(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[$(EXTRAS)]"
 	touch $(STAMP)
+
+# Re-resolve requirements/lock.txt from pyproject.toml (+ requirements/lock.in) after a
+# dependency changed; pins already in the lock are kept where they still fit. Run it on a CPU
+# machine (torch must resolve to the +cpu build), then `make test`, and commit the lock.
+lock:
+	test -x $(LOCK_VENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCK_VENV) && \
+	  $(LOCK_VENV)/bin/python -m pip install -q "pip==$(PIP_VERSION)" "pip-tools==7.6.2"; }
+	$(LOCK_VENV)/bin/pip-compile -q --strip-extras --no-emit-index-url --no-emit-find-links \
+	  --unsafe-package mtnlg-data --unsafe-package setuptools --unsafe-package pip \
+	  --custom-compile-command "make lock" --extra $(EXTRAS) $(PIP_COMPILE_ARGS) -o $(LOCK) pyproject.toml requirements/lock.in
+	grep -q '^torch==.*+cpu$$' $(LOCK) || { echo "make lock: torch did not resolve to a CPU" \
+	  "build (run it where pip finds torch 2.13.0+cpu)" >&2; exit 1; }
 
 demo: $(STAMP)
 	$(BIN)/mtnlg demo --workdir $(DEMO_DIR)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20 $(PYTEST_ARGS)
 
 clean:
-	rm -rf $(VENV) $(DEMO_DIR)
+	rm -rf $(VENV) $(LOCK_VENV) $(DEMO_DIR)

@@ -59,7 +59,8 @@ from infra.resources import ResourceError, config_path
 from pipelines.config import options as cli_options
 from pipelines.runfolder import report
 from pipelines.runfolder.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
-from infra.compat.beam import safe_local_data_plane
+from infra.compat import CompatError
+from infra.compat.beam import is_local_runner, safe_local_data_plane
 from pipelines.transforms.timing import stage_seconds
 from pipelines.config.job import ConfigError, CurateConfig, load_config
 from pipelines.transforms.parts import part_dest
@@ -143,18 +144,32 @@ def _quality_model(cfg: CurateConfig, override: str | None) -> dict | None:
 
 def pipeline_options(beam_args: list[str]) -> PipelineOptions:
     """Beam options; without ``--runner``: FnApiRunner, multi-processing, one worker per core.
-    The local runner's lossy timed data-plane flush is turned off (``safe_local_data_plane``).
+    For the local runner (only), Beam's lossy data plane is fixed first
+    (``infra.compat.beam.safe_local_data_plane``; ``CompatError`` on an unverified Beam).
     An argument that is no Beam option raises ``cli_options.OptionError`` naming it."""
     cli_options.check_beam_args(beam_args)
-    safe_local_data_plane()
     args = list(beam_args)
-    if not any(a == "--runner" or a.startswith("--runner=") for a in args):
+    runner = _runner(args)
+    if is_local_runner(runner):
+        safe_local_data_plane()
+    if runner is None:
         args.append("--runner=FnApiRunner")
         if not any(a.startswith("--direct_running_mode") for a in args):
             args.append("--direct_running_mode=multi_processing")
         if not any(a.startswith("--direct_num_workers") for a in args):
             args.append(f"--direct_num_workers={os.cpu_count() or 1}")
     return PipelineOptions(args)
+
+
+def _runner(args: list[str]) -> str | None:
+    """The value of ``--runner`` in Beam arguments (the last one wins, as in argparse)."""
+    runner = None
+    for i, a in enumerate(args):
+        if a == "--runner" and i + 1 < len(args):
+            runner = args[i + 1]
+        elif a.startswith("--runner="):
+            runner = a.split("=", 1)[1]
+    return runner
 
 
 def _run_fingerprint(cfg: CurateConfig, tokenizer_sha: str, quality: dict | None,
@@ -288,7 +303,7 @@ def run(argv: list[str] | None = None) -> int:
         fp = _run_fingerprint(cfg, tokenizer.info()["sha256"], quality, against)
         existing = bool(args.resume or args.stage)
         rd.prepare(fp, resume=existing, overwrite=args.overwrite)
-    except cli_options.OptionError as e:
+    except (cli_options.OptionError, CompatError) as e:
         print(f"mtnlg curate: {e}", file=sys.stderr)
         return 2
     except (ConfigError, RunDirError, ResourceError, StagingError) as e:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import torch
 import torch.distributed as dist
-from torch._utils import _flatten_dense_tensors, _unflatten_dense_tensors
 from torch.distributed.tensor import DTensor
 
 from training.model import param_groups
@@ -59,11 +58,12 @@ class ZeroOneAdamW(torch.optim.AdamW):
                 local = p.to_local() if isinstance(p, DTensor) else p.data
                 by_dtype.setdefault(local.dtype, []).append(local)
             for tensors in by_dtype.values():
-                flat = _flatten_dense_tensors(tensors)
+                flat = torch.cat([t.reshape(-1) for t in tensors])
                 dist.broadcast(flat, src=src, group=self.dp_group)
                 if r != self.dp_rank:
-                    for dst, value in zip(tensors, _unflatten_dense_tensors(flat, tensors)):
-                        dst.copy_(value)
+                    values = flat.split([t.numel() for t in tensors])
+                    for dst, value in zip(tensors, values):
+                        dst.copy_(value.view_as(dst))
 
 
 def build_optimizer(model: torch.nn.Module, cfg, dp_group=None) -> torch.optim.Optimizer:

@@ -141,31 +141,14 @@ class PipelineRunner:
         return torch.stack([_plain(l).detach() for l in losses]).mean()
 
 
-def _interleaved_class():
-    from torch.distributed.pipelining.schedules import (ScheduleInterleaved1F1B,
-                                                        _PipelineScheduleRuntime)
-
-    class _Interleaved1F1B(ScheduleInterleaved1F1B):
-        """torch's interleaved 1F1B with ``interleaved_rounds`` instead of its own round count
-        (which refuses e.g. 112 micro-batches at pp 35). Only the round count differs; the
-        per-rank operation order is torch's own and is checked by torch's validator."""
-
-        def __init__(self, stages, n_microbatches: int, loss_fn=None):
-            self.pp_group_size = stages[0].group_size
-            _PipelineScheduleRuntime.__init__(self, stages=stages, n_microbatches=n_microbatches,
-                                              loss_fn=loss_fn, scale_grads=True)
-            self.n_local_stages = len(stages)
-            self.rank = stages[0].group_rank
-            self.number_of_rounds = interleaved_rounds(n_microbatches, self.pp_group_size)
-            self.microbatches_per_round = n_microbatches // self.number_of_rounds
-            self.pipeline_order = {r: self._calculate_single_rank_operations(r)
-                                   for r in range(self.pp_group_size)}
-            self._prepare_schedule_with_comms(self.pipeline_order)
-    return _Interleaved1F1B
-
-
 def Interleaved1F1B(stages, n_microbatches: int, loss_fn=None):
-    return _interleaved_class()(stages, n_microbatches, loss_fn)
+    """torch's interleaved 1F1B with ``interleaved_rounds`` instead of its own round count
+    (which refuses e.g. 112 micro-batches at pp 35). Only the round count differs; the per-rank
+    operation order is torch's own and is checked by torch's validator."""
+    from infra.compat.torch import interleaved_1f1b
+
+    return interleaved_1f1b(stages, n_microbatches, loss_fn,
+                            interleaved_rounds(n_microbatches, stages[0].group_size))
 
 
 def _plain(t: torch.Tensor) -> torch.Tensor:

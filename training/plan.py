@@ -118,16 +118,14 @@ def meta_check(cfg: GPTConfig, pp: int, tp: int, virtual_stages: int = 1) -> lis
     import copy
 
     import torch
-    import torch.distributed as dist
-    from torch.testing._internal.distributed.fake_pg import FakeStore
 
+    from infra.compat.torch import fake_world
     from training.model import GPT
     from training.parallelize import ParallelDims, apply_tp
     from training.pipeline import layer_ranges, split_model
 
     world = pp * tp
-    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
-    try:
+    with fake_world(world):
         mesh = ParallelDims(1, pp, tp, world).build_mesh("cpu")
         with torch.device("meta"):
             model = GPT(cfg)
@@ -150,8 +148,6 @@ def meta_check(cfg: GPTConfig, pp: int, tp: int, virtual_stages: int = 1) -> lis
                 by_kind[kind] = n
             counts.append(by_kind[kind])
         return counts
-    finally:
-        dist.destroy_process_group()
 
 
 def activation_bytes(cfg: GPTConfig, pp: int, tp: int, seq: int, micro_batch: int,

@@ -1,40 +1,130 @@
-"""Apache Beam internals this project depends on, in one place.
+"""Apache Beam internals this project depends on, in one place: the local runner's data-plane fix.
 
+Beam's FnApiRunner (the local runner: ``--runner`` unset, ``FnApiRunner`` or ``DirectRunner``)
+loses or garbles elements between the runner and its workers under load; docs/runners.md
+("Beam's local runner loses data") describes the race with a minimal reproduction. The fix has
+two halves, each in its own function so each can be tested alone
+(tests/pipelines/test_local_runner_loss.py):
+
+1. ``disable_timed_flush``: the runner's data streams flush only from the thread that writes
+   them, at element boundaries, never from a timer (``worker_handlers.DATA_BUFFER_TIME_LIMIT_MS
+   = 0``, the SDK harness's own default).
+2. ``stream_runner_input``: the runner sends a stage's input to a worker in messages of about
+   the stream's size threshold (10 MB) as it writes them, instead of one message with the whole
+   input at the end (which copies the input once more and fails beyond gRPC's 2 GB).
+
+Both replace or set Beam internals (``fn_runner.BundleManager._send_input_to_worker``, a module
+constant), so ``check`` verifies first that the installed Beam is a version the fix was verified
+for and that those internals are still what the fix replaces; otherwise ``CompatError``.
 """
 from __future__ import annotations
 
+import hashlib
+import inspect
+import textwrap
 
-def safe_local_data_plane() -> None:
-    """Stop Beam's local runner from losing elements between the runner and its workers.
+from infra.compat import CompatError, require, require_version
 
-    The FnApiRunner's gRPC data streams (runner -> worker everywhere, and worker -> runner for
-    in-process gRPC workers) flush from a timer thread every ``DATA_BUFFER_TIME_LIMIT_MS``
-    (1 s).  That flush (``data_plane.SizeBasedBufferingClosableOutputStream.flush``) sends
-    ``get()`` and then ``_clear()``s the buffer, while the sending thread keeps writing to it: when
-    the send blocks (the 100 MB send queue is full, i.e. big stage inputs), whatever is written
-    meanwhile is wiped unsent, and a flush in the middle of an element splits it.  Whole chunks of
-    a stage's input vanished without an error (537 to 27,000 documents of 100,000 on the sample;
-    issue 13), or decoding failed.
+# Verified by reading Beam's source for 2.60, 2.66, 2.72 and 2.77 (the replaced method is the same
+# text in all four, the constant is read where the fix expects it) and by the suite on the locked
+# version. Widen only after the same check on the new version.
+VERIFIED = ((2, 60), (2, 77))
+# sha256 of the dedented source of Beam's own BundleManager._send_input_to_worker in those
+# versions: a change upstream (a fix, a new argument) is a reason to look before patching.
+_SEND_INPUT_SHA256 = "58a5c2c0415341a7ed18d18ec407d9c76f02dc5b082715ba45cb9ce035d49718"
+# Runner names (as --runner takes them) whose batch pipelines run on the FnApiRunner in this
+# process; Beam accepts a name with or without the "Runner" suffix, in any case.
+LOCAL_RUNNERS = frozenset({"fnapirunner", "directrunner", "switchingdirectrunner"})
 
-    Here the timer is turned off (streams flush only in the writing thread, at element
-    boundaries: the SDK harness's own default), and the runner sends a stage's input to a worker
-    in ~10 MB messages as it writes them (``maybe_flush`` after each chunk) instead of as one
-    message at the end, which would copy the whole input once more and cannot exceed 2 GB.
-    Idempotent; other runners are not affected.
-    """
+__all__ = [
+    "LOCAL_RUNNERS",
+    "VERIFIED",
+    "CompatError",
+    "check",
+    "disable_timed_flush",
+    "is_local_runner",
+    "safe_local_data_plane",
+    "stream_runner_input",
+]
+
+
+def is_local_runner(runner: str | None) -> bool:
+    """Whether a ``--runner`` value (``None``: not given) runs the job on the local FnApiRunner."""
+    if not runner:
+        return True
+    name = runner.rsplit(".", 1)[-1].lower()
+    return name in LOCAL_RUNNERS or name + "runner" in LOCAL_RUNNERS
+
+
+def _internals():
+    import apache_beam
     from apache_beam.runners.portability.fn_api_runner import fn_runner, worker_handlers
 
-    worker_handlers.DATA_BUFFER_TIME_LIMIT_MS = 0
+    return apache_beam.__version__, fn_runner, worker_handlers
+
+
+def check() -> None:
+    """Raise ``CompatError`` unless the installed Beam is one the fix was verified for and still
+    has, unchanged, what the fix replaces and the places that read it."""
+    version, fn_runner, worker_handlers = _internals()
+    require_version("apache-beam", version, VERIFIED, "the local runner's data-plane fix "
+                    "(infra/compat/beam.py)")
+    lib = f"apache-beam {version}"
+    require(isinstance(getattr(worker_handlers, "DATA_BUFFER_TIME_LIMIT_MS", None), int), lib,
+            "worker_handlers.DATA_BUFFER_TIME_LIMIT_MS is gone")
+    # The constant is read when the runner's data server and an in-process worker are built: a
+    # constant nobody reads any more would make setting it a silent no-op.
+    for reader in (worker_handlers.GrpcServer.__init__,
+                   worker_handlers.EmbeddedGrpcWorkerHandler.__init__):
+        require("DATA_BUFFER_TIME_LIMIT_MS" in inspect.getsource(reader), lib,
+                f"{reader.__qualname__} no longer reads DATA_BUFFER_TIME_LIMIT_MS")
     manager = fn_runner.BundleManager
-    if getattr(manager._send_input_to_worker, "_mtnlg_streaming", False):
+    method = getattr(manager, "_send_input_to_worker", None)
+    require(method is not None, lib, "BundleManager._send_input_to_worker is gone")
+    original = getattr(method, "_beam_original", method)
+    require(_digest(original) == _SEND_INPUT_SHA256, lib,
+            "BundleManager._send_input_to_worker is not the code the fix replaces")
+    require("self._send_input_to_worker(" in inspect.getsource(manager.process_bundle), lib,
+            "BundleManager.process_bundle no longer sends its input with _send_input_to_worker")
+
+
+def _digest(function) -> str:
+    return hashlib.sha256(textwrap.dedent(inspect.getsource(function)).encode()).hexdigest()
+
+
+def disable_timed_flush() -> None:
+    """Half 1: no data stream of the local runner (runner side, and in-process workers) flushes
+    from a timer thread."""
+    check()
+    _, _, worker_handlers = _internals()
+    worker_handlers.DATA_BUFFER_TIME_LIMIT_MS = 0
+
+
+def stream_runner_input() -> None:
+    """Half 2: the runner sends a stage's input in ~10 MB messages as it writes it. Idempotent."""
+    check()
+    _, fn_runner, _ = _internals()
+    manager = fn_runner.BundleManager
+    original = manager._send_input_to_worker
+    if getattr(original, "_beam_original", None) is not None:
         return
 
     def _send_input_to_worker(self, process_bundle_id, read_transform_id, byte_streams):
-        data_out = self._worker_handler.data_conn.output_stream(process_bundle_id, read_transform_id)
+        data_out = self._worker_handler.data_conn.output_stream(process_bundle_id,
+                                                                read_transform_id)
         for byte_stream in byte_streams or []:
             data_out.write(byte_stream)
             data_out.maybe_flush()  # whole chunks only: a chunk holds whole elements
         data_out.close()
 
-    _send_input_to_worker._mtnlg_streaming = True
+    _send_input_to_worker._beam_original = original
     manager._send_input_to_worker = _send_input_to_worker
+
+
+def safe_local_data_plane() -> None:
+    """Both halves. Call it only for the local runner (``is_local_runner``), before the
+    pipeline runs; process-wide and idempotent. Raises ``CompatError`` (nothing patched) when
+    the installed Beam is not one the fix was verified for."""
+    check()
+    disable_timed_flush()
+    stream_runner_input()

@@ -13,7 +13,6 @@
 """
 from __future__ import annotations
 
-import argparse
 import contextlib
 import difflib
 import importlib
@@ -32,41 +31,29 @@ class OptionError(ValueError):
     """A command-line argument that no Beam options class (nor the job) defines."""
 
 
-def _option_classes() -> list[type]:
+def _parse_beam_args(args: list[str]) -> tuple[list[str], list[str]]:
+    """(unknown arguments, known option names) as Beam's own ``PipelineOptions`` parser sees
+    them: the public ``get_all_options(add_extra_args_fn=...)`` hands us the parser Beam builds
+    from every registered options class, and we parse with it before Beam discards the rest."""
     from apache_beam.options.pipeline_options import PipelineOptions
 
     for name in _OPTION_MODULES:
         with contextlib.suppress(Exception):
             importlib.import_module(name)
-    seen: dict[str, type] = {}
-    todo = list(PipelineOptions.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        if cls.__module__.startswith("apache_beam.") and str(cls) not in seen:
-            seen[str(cls)] = cls
-            todo.extend(cls.__subclasses__())
-    return list(seen.values())
+    seen: dict[str, list[str]] = {}
 
+    def parse(parser) -> None:
+        seen["unknown"] = parser.parse_known_args(list(args))[1]
 
-def beam_parser():
-    """An argument parser that knows every Beam pipeline option (as ``PipelineOptions`` builds
-    it internally; abbreviations are not allowed, as in Beam)."""
-    from apache_beam.options.pipeline_options import _BeamArgumentParser
-
-    parser = _BeamArgumentParser(allow_abbrev=False)
-    for cls in _option_classes():
-        with contextlib.suppress(argparse.ArgumentError):  # an option defined twice
-            cls._add_argparse_args(parser)  # pylint: disable=protected-access
-    return parser
+    options = PipelineOptions(list(args))
+    options.get_all_options(add_extra_args_fn=parse, retain_unknown_options=True)
+    known = sorted("--" + name for name in PipelineOptions([]).get_all_options())
+    return seen["unknown"], known
 
 
 def check_beam_args(args: list[str]) -> None:
     """Raise ``OptionError`` naming the first argument that is not a Beam pipeline option."""
-    parser = beam_parser()
-    _, unknown = parser.parse_known_args(list(args))
-    if not unknown:
-        return
-    known = [o for a in parser._actions for o in a.option_strings]  # pylint: disable=protected-access
+    unknown, known = _parse_beam_args(args)
     for arg in unknown:
         name = arg.split("=", 1)[0]
         if not name.startswith("-"):

@@ -12,6 +12,8 @@ servers (Flink, Spark) use it to size their SDK harness pools.
 This runs ``local_job_service_main`` unchanged except that ``_invoke_runner`` sets the worker
 count from the job's ``--direct_num_workers``, so the pool starts that many SDK harness
 processes and the runner splits every stage's input among them, as a multi-worker cluster does.
+The job service runs the FnApiRunner, so it gets the local runner's data-plane fix
+(``infra.compat.beam.safe_local_data_plane``, docs/runners.md) as ``mtnlg curate`` does.
 """
 import sys
 
@@ -19,6 +21,8 @@ from apache_beam.options.pipeline_options import DirectOptions
 from apache_beam.portability.api import beam_job_api_pb2
 from apache_beam.runners.portability import local_job_service, local_job_service_main
 from apache_beam.runners.portability.fn_api_runner import fn_runner
+
+from infra.compat.beam import safe_local_data_plane
 
 
 def _invoke_runner(self):
@@ -33,4 +37,5 @@ def _invoke_runner(self):
 local_job_service.BeamJob._invoke_runner = _invoke_runner
 
 if __name__ == "__main__":
+    safe_local_data_plane()
     local_job_service_main.run(sys.argv[1:])
