@@ -1,0 +1,60 @@
+"""How the suite is spread over xdist workers (`make test`: -n 2 --dist loadgroup).
+
+Tests that share a fixture wider than one test (a module's 8-rank training run, a session's
+installed wheel, a curated RUN) must run on ONE worker, or each worker builds the fixture once
+more. Each set of tests connected through such fixtures (defined in this test tree; pytest's
+own, e.g. tmp_path_factory, do not count) becomes one xdist group, so a new module-scoped
+fixture is shared without anyone remembering a marker. Other tests are spread one by one.
+"""
+from __future__ import annotations
+
+import pytest
+
+_SHARED_SCOPES = ("module", "package", "session")
+
+
+def _shared_fixtures(item: pytest.Item) -> list[str]:
+    """Keys of the fixtures this test uses whose scope is wider than a function and that the
+    test tree defines (non-empty baseid: a conftest folder or a test module)."""
+    info = getattr(item, "_fixtureinfo", None)  # pytest keeps the resolved fixtures here
+    if info is None:
+        return [item.nodeid.split("::")[0]]  # fall back to one group per module
+    keys = []
+    for name in item.fixturenames:
+        defs = info.name2fixturedefs.get(name)
+        if defs and defs[-1].scope in _SHARED_SCOPES and defs[-1].baseid:
+            keys.append(f"{defs[-1].baseid}::{name}")
+    return keys
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        while parent.setdefault(key, key) != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    keys, explicit = {}, {}
+    for item in items:
+        item_keys = _shared_fixtures(item)
+        named = [m.args[0] if m.args else m.kwargs.get("name", "default")
+                 for m in item.iter_markers("xdist_group")]
+        explicit[item.nodeid] = named
+        item_keys += [f"group::{name}" for name in named]  # an explicit group joins too
+        keys[item.nodeid] = item_keys
+        for key in item_keys[1:]:
+            parent[find(key)] = find(item_keys[0])
+    # A component holding explicitly grouped tests (tests/cluster) keeps that group's name.
+    names: dict[str, set[str]] = {}
+    for item in items:
+        if keys[item.nodeid]:
+            names.setdefault(find(keys[item.nodeid][0]), set()).update(explicit[item.nodeid])
+    for item in items:
+        if keys[item.nodeid] and not explicit[item.nodeid]:
+            root = find(keys[item.nodeid][0])
+            for name in sorted(names[root]) or [root]:
+                item.add_marker(pytest.mark.xdist_group(name))
