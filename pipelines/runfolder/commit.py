@@ -33,8 +33,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from pipelines.storage.files import (delete_tree, file_exists, join, list_files, read_bytes,
-    rename, write_bytes)
+from pipelines.storage.files import (delete_tree, join, list_files, read_bytes, rename_all,
+    write_bytes)
 
 CONTROL = "_curate"
 STAGES = ("read", "dedup", "decontaminate", "tokenize")
@@ -223,12 +223,19 @@ class RunDir:
     def _finish_commit(self, stage: str) -> None:
         plan = _read_json(self.commit_path(stage))
         staging = plan["staging"]
+        # One listing of each side instead of an existence check per file (on object storage
+        # every check is a request and a new client).
+        staged = {_rel(f, staging) for f in list_files(staging)}
+        moves, done = [], None
         for rel, final in plan["moves"]:
-            src, dst = join(staging, *rel.split("/")), self.path(*final.split("/"))
-            if file_exists(src):
-                rename(src, dst)
-            elif not file_exists(dst):
+            if rel in staged:
+                moves.append((join(staging, *rel.split("/")), self.path(*final.split("/"))))
+                continue
+            if done is None:  # a roll-forward: some moves happened before the kill
+                done = {_rel(f, self.root) for f in list_files(self.root)}
+            if final not in done:
                 raise RunDirError(f"commit of stage {stage!r}: {rel} is neither staged nor committed")
+        rename_all(moves)
         _write_json(self.marker_path(stage), {
             "stage": stage, "version": MARKER_VERSION, "fingerprint": plan["fingerprint"],
             "attempt": plan["attempt"], "committed_at": _now(),

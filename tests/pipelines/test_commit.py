@@ -87,16 +87,14 @@ def test_a_commit_killed_during_the_renames_is_rolled_forward(tmp_path, monkeypa
     a = _staged_attempt(rd)
     from pipelines.runfolder import commit
 
-    calls = []
-
-    def dying_rename(src, dst):
-        if calls:
-            raise KeyboardInterrupt("killed")
-        calls.append(src)
+    def dying_rename_all(moves):  # killed after the first of the renames
+        assert len(moves) > 1
+        src, dst = moves[0]
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         os.replace(src, dst)
+        raise KeyboardInterrupt("killed")
 
-    monkeypatch.setattr(commit, "rename", dying_rename)
+    monkeypatch.setattr(commit, "rename_all", dying_rename_all)
     with pytest.raises(KeyboardInterrupt):
         rd.commit([a], "fp")
     assert rd.done("dedup") is None  # half-renamed: not a result yet
