@@ -145,9 +145,14 @@ def _requirements(wheel: Path) -> list[str]:
     return sorted(line for line in lines if line.startswith("Requires-Dist:"))
 
 
+LOCK = REPO / "requirements" / "lock.txt"  # the tested versions, as `make venv` installs them
+
+
 def _wheelhouse(wheel: Path) -> Path:
-    """The dependencies' wheels, downloaded once per machine and requirement set."""
-    key = hashlib.sha256("\n".join(_requirements(wheel) + [EXTRAS]).encode()).hexdigest()[:16]
+    """The dependencies' wheels at the locked versions, downloaded once per machine, requirement
+    set and lock."""
+    key = hashlib.sha256("\n".join(_requirements(wheel) + [EXTRAS, LOCK.read_text()])
+                         .encode()).hexdigest()[:16]
     root = Path(os.environ.get("MTNLG_WHEELHOUSE") or Path.home() / ".cache" / "mtnlg" / "wheelhouse")
     house = root / key
     root.mkdir(parents=True, exist_ok=True)
@@ -158,8 +163,9 @@ def _wheelhouse(wheel: Path) -> Path:
             shutil.rmtree(tmp, ignore_errors=True)
             # pip wheel (not download): packages published as sdists are built once here, so
             # the --no-index install below needs no build tools from the registry.
-            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(tmp),
-                            f"{wheel}[{EXTRAS}]"], check=True, capture_output=True, timeout=1800)
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(tmp), "-c",
+                            str(LOCK), f"{wheel}[{EXTRAS}]"], check=True, capture_output=True,
+                           timeout=1800)
             (tmp / wheel.name).unlink(missing_ok=True)
             (tmp / ".complete").touch()
             shutil.rmtree(house, ignore_errors=True)

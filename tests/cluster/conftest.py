@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_tools import EXTRAS, Installed, _build_dist, _wheelhouse
+from cluster_tools import EXTRAS, LOCK, Installed, _build_dist, _wheelhouse
 
 
 def pytest_collection_modifyitems(items):
@@ -30,9 +30,10 @@ def installed(tmp_path_factory) -> Installed:
     house = _wheelhouse(wheel)
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index",
-                    "--find-links", str(house), f"{wheel}[{EXTRAS}]"],
-                   check=True, capture_output=True, timeout=900, cwd=root)
+    # --no-compile: no .pyc for all of Beam up front; the commands compile what they import.
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile",
+                    "--no-index", "--find-links", str(house), "-c", str(LOCK),
+                    f"{wheel}[{EXTRAS}]"], check=True, capture_output=True, timeout=900, cwd=root)
     (root / "hide").mkdir()
     (root / "home").mkdir()
     return Installed(venv=venv, wheel=wheel, sdist=sdist, hide=root / "hide", home=root / "home")

@@ -1,7 +1,7 @@
-"""Run by torchrun in the layout test: train the tiny GPT-2-vocabulary model under a layout and
-write its checkpoint (the trainer's own output).
+"""Run as N ranks (tests/training/spawn.py, or torchrun) in the layout test: train the tiny
+GPT-2-vocabulary model under a layout and write its checkpoint (the trainer's own output).
 
-    torchrun --nproc-per-node 2 tests/eval/tp_worker.py OUT_DIR '{"tp": 2}'
+    python tests/training/spawn.py 2 tests/eval/tp_worker.py OUT_DIR '{"tp": 2}'
 """
 import json
 import os
@@ -14,7 +14,12 @@ import torch.distributed as dist  # noqa: E402
 
 from eval_fixtures import make_checkpoint  # noqa: E402
 
-if __name__ == "__main__":
+
+def main() -> None:
     make_checkpoint(sys.argv[1], **json.loads(sys.argv[2]))
     if dist.is_initialized():
         dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

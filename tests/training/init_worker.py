@@ -1,8 +1,8 @@
-"""Run by torchrun in test_meta_init.py: build the trainer's model (meta device, parallelize,
-materialize this rank's shards) in several layouts of the same world size, and compare every
-parameter, gathered whole, with the eagerly initialised single-process model.
+"""Run as 4 ranks (spawn.py, or torchrun) in test_meta_init.py: build the trainer's model (meta
+device, parallelize, materialize this rank's shards) in several layouts of the same world size,
+and compare every parameter, gathered whole, with the eagerly initialised single-process model.
 
-    torchrun --nproc-per-node 4 tests/training/init_worker.py OUT.json
+    python tests/training/spawn.py 4 tests/training/init_worker.py OUT.json
 """
 
 import json

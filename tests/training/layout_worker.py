@@ -1,7 +1,7 @@
-"""Run by torchrun in the layout tests: train the tiny model on RepeatedDataset under a (dp, pp, tp)
-layout and write the per-step records (rank 0) as JSON.
+"""Run as N ranks (spawn.py, or torchrun) in the layout tests: train the tiny model on
+RepeatedDataset under a (dp, pp, tp) layout and write the per-step records (rank 0) as JSON.
 
-    torchrun --nproc-per-node 8 tests/training/layout_worker.py OUT.json '{"pp": 2, "tp": 2}'
+    python tests/training/spawn.py 8 tests/training/layout_worker.py OUT.json '{"pp": 2, "tp": 2}'
 
 The JSON overrides TrainConfig; ``resume`` (a checkpoint path) is popped and loaded first.
 """

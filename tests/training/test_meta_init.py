@@ -49,8 +49,8 @@ def test_meta_init_equals_eager_in_every_layout(tmp_path):
            if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
     env["OMP_NUM_THREADS"] = "1"
     out = tmp_path / "init.json"
-    proc = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                           "--nproc-per-node=4", "tests/training/init_worker.py", str(out)],
+    proc = subprocess.run([sys.executable, "tests/training/spawn.py", "4",
+                           "tests/training/init_worker.py", str(out)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     results = json.loads(out.read_text())

@@ -1,6 +1,7 @@
-"""3D parallelism on CPU/gloo with real torchrun processes: every (dp, pp, tp) layout gives the
-losses of one process to 1e-5 in fp32, over 4 steps whose global batch ramps 8 -> 16 at step 3
-(the number of micro-batches changes); a 2x2x2 checkpoint continues in 1x2x1.
+"""3D parallelism on CPU/gloo with real processes (torchrun's environment, forked by spawn.py):
+every (dp, pp, tp) layout gives the losses of one process to 1e-5 in fp32, over 4 steps whose
+global batch ramps 8 -> 16 at step 3 (the number of micro-batches changes); a 2x2x2 checkpoint
+continues in 1x2x1.
 
 The tiny model here has 4 layers, hidden 64, vocab 256. Data parallel is FSDP2's `replicate`
 (gradient all-reduce overlapped with backward) unless a test asks for zero1 or fsdp.
@@ -10,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
@@ -22,23 +22,17 @@ from training.trainer import Trainer
 
 ROOT = Path(__file__).parents[2]
 WORKER = Path(__file__).with_name("layout_worker.py")
+SPAWN = Path(__file__).with_name("spawn.py")
 
 
 def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dict]:
+    """``nproc`` gloo ranks of layout_worker.py (forked by spawn.py, torchrun's environment)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
     env["OMP_NUM_THREADS"] = "1"
     env["PYTHONFAULTHANDLER"] = "1"  # a rank that crashes prints its Python stack
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc-per-node={nproc}", str(WORKER), str(out), json.dumps(overrides)]
+    cmd = [sys.executable, str(SPAWN), str(nproc), str(WORKER), str(out), json.dumps(overrides)]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    if "SIGSEGV" in proc.stderr:
-        # Seen once in 8-process gloo runs on a loaded 2-core CI box (a rank died with SIGSEGV
-        # inside gloo's TCP transport; not reproduced in isolation). Retry once, loudly, so an
-        # infrastructure crash does not fail the suite while a real bug -- which fails the same
-        # way twice -- still does. The first stderr is kept for the report.
-        warnings.warn(f"torchrun rank crashed with SIGSEGV; retrying once:\n{proc.stderr[-2000:]}")
-        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(out.read_text())
 
