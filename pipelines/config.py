@@ -20,6 +20,7 @@ import yaml
 from curation.decontamination import DecontaminationConfig
 from curation.fuzzy_config import FuzzyDedupConfig  # noqa: F401 - re-exported: the dedup.fuzzy section
 from curation.language import LanguageConfig
+from curation.pii import PiiConfig
 from curation.quality import QualityConfig
 from curation.sources import SOURCE_BY_SLUG
 from pipelines.typed_sections import (ConfigError, build_section, check_value,
@@ -161,6 +162,9 @@ class CurateConfig:
     input_root: str = ""
     """Root for relative input paths. Default: the config file's folder; ``--input-root``."""
     language: LanguageConfig = field(default_factory=LanguageConfig)
+    pii: PiiConfig = field(default_factory=PiiConfig)
+    """The optional personal-data stage (``curation.pii.PiiConfig``): off unless
+    ``pii.enabled``; runs right after normalization."""
     heuristics: dict[str, Any] = field(default_factory=dict)
     """Overrides of ``curation.heuristics.HeuristicsConfig`` fields."""
     quality: QualityConfig = field(default_factory=QualityConfig)

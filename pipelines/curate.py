@@ -68,7 +68,7 @@ from pipelines.staging import StagingError, local_copy
 log = logging.getLogger("mtnlg.curate")
 
 # Counter (and stage-time) names -> the stage of the job that produced them (one job, 4 stages).
-COUNTER_STAGE = {"read": "read", "normalize": "read", "language": "read", "heuristics": "read",
+COUNTER_STAGE = {"read": "read", "normalize": "read", "pii": "read", "language": "read", "heuristics": "read",
                  "quality": "read", "exact_dedup": "dedup", "fuzzy_dedup": "dedup",
                  "dedup": "dedup", "dedup_against": "dedup", "decontamination": "decontaminate",
                  "decontaminate": "decontaminate", "tokenize": "tokenize", "shards": "tokenize"}
@@ -244,13 +244,16 @@ class Runner:
         log.warning("stage %s committed (%.1fs)", stage, wall)
 
 
-def finalize(rd: RunDir, fp: str, base: dict) -> dict:
+def finalize(rd: RunDir, fp: str, base: dict, cfg: CurateConfig | None = None) -> dict:
     """Merge the stages' aggregates, check the accounting and write run.json (last)."""
+    from pipelines.stats import grid_spec_of
+
     markers = {s: rd.done(s, fp) for s in STAGES}
     missing = [s for s, m in markers.items() if m is None]
     if missing:
         raise RunDirError(f"stages {missing} have not completed; run with --resume {rd.root}")
-    tables = report.merge_stage_aggregates(rd.root, list(STAGES))
+    tables = report.merge_stage_aggregates(rd.root, list(STAGES),
+                                           grid_spec_of(cfg) if cfg is not None else None)
     shards = report.read_parquet_rows(rd.path("stats", "shards.parquet"))
     counters = merge_counters(r for m in markers.values() for r in m.get("counters", []))
     write_counters(counters, rd.root)
@@ -317,7 +320,7 @@ def run(argv: list[str] | None = None) -> int:
                           for ix in against],
     }
     try:
-        info = finalize(rd, fp, base)
+        info = finalize(rd, fp, base, cfg)
     except RunDirError as e:  # e.g. --stage on a run whose other stages never completed
         print(f"mtnlg curate: {e}", file=sys.stderr)
         return 0 if args.stage else 2

@@ -21,6 +21,7 @@ import apache_beam as beam
 from pipelines.common import DEAD_LETTER, REMOVED
 from pipelines.config import CurateConfig
 from pipelines.sinks import WriteManifest, flatten_small, join, write_table
+from pipelines.stats import grid_spec_of
 
 STAGES = ("read", "dedup", "decontaminate", "tokenize")
 
@@ -58,8 +59,12 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
     cfg = env.cfg
     skip = cfg.skip_sources
-    fns = [ReadWorkFn(cfg.inputs, cfg.input_root), NormalizeFn(),
-           chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
+    fns = [ReadWorkFn(cfg.inputs, cfg.input_root), NormalizeFn()]
+    if cfg.pii.enabled:  # before any stage reads the text: nothing downstream sees the values
+        from pipelines.pii import PiiFn
+
+        fns.append(PiiFn(cfg.pii))
+    fns += [chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
            chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
         from pipelines.quality import QualityFn
@@ -71,7 +76,8 @@ def build_read(pbegin, env: StageEnv, _urls=None):
                REMOVED, DEAD_LETTER, READ, main="kept"))
     parts = out.kept | "WriteParts" >> WriteParts(env.out_dir, "read")
     outcomes = ({"removed": out[REMOVED], "dead_letter": out[DEAD_LETTER], "read": out[READ]}
-                | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample))
+                | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample,
+                                             grid=grid_spec_of(cfg)))
     _manifest(env, "read", [parts, outcomes["descriptors"]])
     return part_urls(parts)
 
@@ -124,7 +130,7 @@ def build_dedup(p, env: StageEnv, urls):
     dedup_in = {k: flatten_small(v, f"AllDedup_{k}") for k, v in extra.items() if v}
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
     outcomes = {"removed": applied["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "dedup", cfg.removed_sample)
+        env.out_dir, "dedup", cfg.removed_sample, grid=grid_spec_of(cfg))
     _manifest(env, "dedup", [parts, index, outcomes["descriptors"]])
     return part_urls(parts)
 
@@ -146,7 +152,7 @@ def build_decontaminate(p, env: StageEnv, urls):
     _ = ({"contamination": out["contamination"], "tasks": out["tasks"]}
          | "ContaminationStats" >> WriteContaminationStats(env.out_dir))
     outcomes = {"removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "decontaminate", cfg.removed_sample)
+        env.out_dir, "decontaminate", cfg.removed_sample, grid=grid_spec_of(cfg))
     _manifest(env, "decontaminate", parts + [outcomes["descriptors"]])
     return part_urls(flatten_small(parts, "AllParts"))
 
@@ -169,7 +175,7 @@ def build_tokenize(p, env: StageEnv, urls):
          | "ShardTable" >> beam.Map(lambda rows: write_table(
              path, sorted(rows, key=lambda r: r["prefix"]), SHARD_SCHEMA)))
     outcomes = {"kept": out["kept"], "removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "tokenize", cfg.removed_sample)
+        env.out_dir, "tokenize", cfg.removed_sample, grid=grid_spec_of(cfg))
     _manifest(env, "tokenize", [outcomes["descriptors"]])
     return shards
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from curation.document import DeadLetter, Removal
 from curation.heuristics import SCORE_COLUMNS, score_columns
+from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
 from pipelines.sinks import WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small, join, write_bytes
 
@@ -27,7 +28,9 @@ ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),
     ("reason", pa.string()), ("chars", pa.int64()), ("words", pa.int64()), ("lang", pa.string()),
     ("lang_score", pa.float64()), ("quality_score", pa.float64()), ("tokens", pa.int64()),
-] + [(c, pa.float64()) for c in SCORE_COLUMNS])
+    ("detail", pa.string()),
+    ("pii_spans", pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int64()), ("end", pa.int64())]))),
+] + [(f"pii_{k}", pa.int64()) for k in PII_KINDS] + [(c, pa.float64()) for c in SCORE_COLUMNS])
 COUNT_SCHEMA = pa.schema([
     ("source", pa.string()), ("stage", pa.string()), ("outcome", pa.string()),
     ("reason", pa.string()), ("documents", pa.int64()),
@@ -39,6 +42,14 @@ HIST_SCHEMA = pa.schema([
 LANGUAGE_SCHEMA = pa.schema([("source", pa.string()), ("outcome", pa.string()),
                              ("lang", pa.string()), ("documents", pa.int64())])
 READ_SCHEMA = pa.schema([("source", pa.string()), ("read", pa.int64())])
+PII_SCHEMA = pa.schema([("source", pa.string()), ("outcome", pa.string()), ("kind", pa.string()),
+                        ("documents", pa.int64()), ("matches", pa.int64())])
+GRID_SCHEMA = pa.schema([("source", pa.string()), ("fate", pa.string()), ("cell", pa.string()),
+                         ("documents", pa.int64()), ("tokens", pa.int64()), ("chars", pa.int64())])
+GRID_FILE = "filter_grid.parquet"
+GRID_SPEC_KEY = b"mtnlg.grid_spec"
+"""``stats/filter_grid.parquet`` carries its ``curation.threshold_grid.GridSpec`` as JSON in
+the Parquet schema metadata under this key."""
 DOCUMENTS_DIR = "stats/documents"
 
 
@@ -50,10 +61,13 @@ def stats_row(record) -> dict:
         row = {"id": record.location, "source": record.source, "outcome": "dead_letter",
                "stage": "read", "reason": reason, "chars": 0, "words": 0, "lang": None,
                "lang_score": None, "quality_score": None, "tokens": None}
+        row.update(_pii_columns(None, None))
         row.update(score_columns(None))
         return row
+    detail = None
     if isinstance(record, Removal):
         doc, outcome, stage, reason = record.doc, "removed", record.stage, record.reason
+        detail = record.detail or None
     else:
         doc = record[0] if isinstance(record, tuple) else record
         outcome, stage, reason = "kept", "tokenize", None
@@ -61,8 +75,21 @@ def stats_row(record) -> dict:
            "reason": reason, "chars": len(doc.text), "words": count_words(doc.text),
            "lang": doc.lang, "lang_score": doc.lang_score, "quality_score": doc.quality_score,
            "tokens": doc.tokens}
+    row.update(_pii_columns(doc.pii_spans, detail))
     row.update(score_columns(doc.heuristic_scores))
     return row
+
+
+def _pii_columns(spans: list[dict] | None, detail: dict | None) -> dict:
+    """``detail`` (the removal's, as JSON), ``pii_spans`` and the per-kind match counts (null
+    when the pii stage did not run)."""
+    out = {"detail": json.dumps(detail, sort_keys=True, ensure_ascii=False, default=str)
+           if detail else None,
+           "pii_spans": None if spans is None else [
+               {"kind": sp["kind"], "start": int(sp["start"]), "end": int(sp["end"])} for sp in spans]}
+    for kind in PII_KINDS:
+        out[f"pii_{kind}"] = None if spans is None else sum(1 for sp in spans if sp["kind"] == kind)
+    return out
 
 
 class StageOutcomes(beam.PTransform):
@@ -75,9 +102,10 @@ class StageOutcomes(beam.PTransform):
     """
 
     def __init__(self, out_dir: str, stage: str, removed_sample: str | int = "all",
-                 label: str | None = None) -> None:
+                 label: str | None = None, grid=None) -> None:
         super().__init__(label)
         self.out_dir, self.stage, self.removed_sample = out_dir, stage, removed_sample
+        self.grid = grid
 
     def expand(self, outcomes: dict):
         dest = f"{DOCUMENTS_DIR}/{self.stage}"
@@ -91,7 +119,7 @@ class StageOutcomes(beam.PTransform):
                                | f"{name}Dest" >> beam.Map(lambda r: (dest, r))
                                | f"{name}WriteRows" >> beam.ParDo(WriteRowsFn(self.out_dir, "parquet", ROW_SCHEMA)))
             partials.append(rows
-                            | f"{name}Keys" >> beam.FlatMap(aggregate_keys)
+                            | f"{name}Keys" >> beam.FlatMap(aggregate_keys, self.grid)
                             | f"{name}Sum" >> beam.CombinePerKey(sum))
         if outcomes.get("removed") is not None:
             descriptors.append(outcomes["removed"] | "WriteRemoved" >> WriteRemoved(self.out_dir, self.removed_sample))
@@ -118,7 +146,34 @@ def _write_partials(items: list, path: str) -> int:
 AGGREGATE_TABLES = {"counts": ("counts.parquet", COUNT_SCHEMA),
                     "histograms": ("histograms.parquet", HIST_SCHEMA),
                     "languages": ("languages.parquet", LANGUAGE_SCHEMA),
-                    "read": ("read_counts.parquet", READ_SCHEMA)}
+                    "read": ("read_counts.parquet", READ_SCHEMA),
+                    "pii": ("pii.parquet", PII_SCHEMA)}
+
+
+def grid_spec_of(cfg):
+    """The filter-score grid of a ``CurateConfig`` (``curation.threshold_grid``)."""
+    from curation.heuristics import HeuristicsConfig
+    from curation.threshold_grid import GridSpec
+
+    return GridSpec.from_config(cfg.language, HeuristicsConfig(**cfg.heuristics), cfg.quality,
+                                cfg.skip_sources)
+
+
+def grid_table_bytes(rows: list[dict], spec) -> bytes:
+    """``stats/filter_grid.parquet``: the grid's cells with the spec in the schema metadata."""
+    from curation.threshold_grid import spec_json
+    from pipelines.sinks import parquet_bytes
+
+    return parquet_bytes(rows, GRID_SCHEMA.with_metadata({GRID_SPEC_KEY: spec_json(spec).encode()}))
+
+
+def read_grid(table: pa.Table):
+    """(spec, rows) of a ``stats/filter_grid.parquet`` table; spec None when it has none."""
+    from curation.threshold_grid import GridSpec
+
+    meta = table.schema.metadata or {}
+    spec = GridSpec.from_json(json.loads(meta[GRID_SPEC_KEY])) if GRID_SPEC_KEY in meta else None
+    return spec, table.to_pylist()
 
 
 CONTAMINATION_SCHEMA = pa.schema([
