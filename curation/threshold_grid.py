@@ -150,7 +150,8 @@ class GridSpec:
                    getattr(quality, "rule", "threshold"), list(language.allowed))
 
     def to_json(self) -> dict[str, Any]:
-        return {"format": 1, "dims": {k: list(v) for k, v in self.dims.items()},
+        # dims as [name, edges] pairs: the order is the cells' coordinate order
+        return {"format": 1, "dims": [[k, list(v)] for k, v in self.dims.items()],
                 "controls": [c.__dict__ | {"values": list(c.values)} for c in self.controls],
                 "rules": [r.__dict__ for r in self.rules], "skip": self.skip,
                 "quality_sources": self.quality_sources, "quality_rule": self.quality_rule,
@@ -158,7 +159,7 @@ class GridSpec:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "GridSpec":
-        return cls({k: tuple(v) for k, v in data["dims"].items()},
+        return cls({k: tuple(v) for k, v in data["dims"]},
                    [Control(**{**c, "values": tuple(c["values"])}) for c in data["controls"]],
                    [GridRule(**r) for r in data["rules"]], dict(data.get("skip") or {}),
                    data.get("quality_sources"), data.get("quality_rule", "threshold"),
