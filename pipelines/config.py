@@ -181,6 +181,10 @@ class CurateConfig:
     """Per filter stage (``language``, ``heuristics``), sources it passes through unchecked.
     Language id and the Gopher/C4 prose rules misjudge code, LaTeX and Q&A threads (repeated
     "A:" lines), so by default they apply to prose sources only."""
+    id_index: bool = True
+    """Write ``stats/id_index/`` (each document's rows by the hash of its id and URL), so
+    ``mtnlg explain`` reads a few small files instead of every stats file; costs one shuffle
+    of small per-document entries per stage."""
     priority: list[str] | None = None
     """Sources from highest to lowest priority for dedup keep decisions (default:
     ``curation.sources``' order)."""

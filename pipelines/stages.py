@@ -77,7 +77,8 @@ def build_read(pbegin, env: StageEnv, _urls=None):
     parts = out.kept | "WriteParts" >> WriteParts(env.out_dir, "read")
     outcomes = ({"removed": out[REMOVED], "dead_letter": out[DEAD_LETTER], "read": out[READ]}
                 | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample,
-                                             grid=grid_spec_of(cfg)))
+                                             grid=grid_spec_of(cfg),
+                                             id_index=cfg.id_index))
     _manifest(env, "read", [parts, outcomes["descriptors"]])
     return part_urls(parts)
 
@@ -129,8 +130,14 @@ def build_dedup(p, env: StageEnv, urls):
              | "WriteIndex" >> WriteDedupIndex(env.out_dir, index_parameters(cfg.dedup.exact, fuzzy)))
     dedup_in = {k: flatten_small(v, f"AllDedup_{k}") for k, v in extra.items() if v}
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
-    outcomes = {"removed": applied["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "dedup", cfg.removed_sample, grid=grid_spec_of(cfg))
+    outcomes = {"removed": applied["removed"]}
+    if cfg.id_index and GROUPS in dedup_in:  # where each member's group row is, for mtnlg explain
+        from pipelines.id_index import detail_json, entry
+
+        outcomes["index"] = dedup_in[GROUPS] | "GroupEntries" >> beam.Map(
+            lambda r: entry("dedup", r["id"], r["id"], None, detail_json(r)))
+    outcomes = outcomes | "Outcomes" >> StageOutcomes(
+        env.out_dir, "dedup", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "dedup", [parts, index, outcomes["descriptors"]])
     return part_urls(parts)
 
@@ -152,7 +159,7 @@ def build_decontaminate(p, env: StageEnv, urls):
     _ = ({"contamination": out["contamination"], "tasks": out["tasks"]}
          | "ContaminationStats" >> WriteContaminationStats(env.out_dir))
     outcomes = {"removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "decontaminate", cfg.removed_sample, grid=grid_spec_of(cfg))
+        env.out_dir, "decontaminate", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "decontaminate", parts + [outcomes["descriptors"]])
     return part_urls(flatten_small(parts, "AllParts"))
 
@@ -175,7 +182,7 @@ def build_tokenize(p, env: StageEnv, urls):
          | "ShardTable" >> beam.Map(lambda rows: write_table(
              path, sorted(rows, key=lambda r: r["prefix"]), SHARD_SCHEMA)))
     outcomes = {"kept": out["kept"], "removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "tokenize", cfg.removed_sample, grid=grid_spec_of(cfg))
+        env.out_dir, "tokenize", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "tokenize", [outcomes["descriptors"]])
     return shards
 

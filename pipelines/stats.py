@@ -22,13 +22,14 @@ from curation.document import DeadLetter, Removal
 from curation.heuristics import SCORE_COLUMNS, score_columns
 from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
+from pipelines.id_index import WriteIdIndex
 from pipelines.sinks import WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small, join, write_bytes
 
 ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),
     ("reason", pa.string()), ("chars", pa.int64()), ("words", pa.int64()), ("lang", pa.string()),
     ("lang_score", pa.float64()), ("quality_score", pa.float64()), ("tokens", pa.int64()),
-    ("detail", pa.string()),
+    ("url", pa.string()), ("detail", pa.string()),
     ("pii_spans", pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int64()), ("end", pa.int64())]))),
 ] + [(f"pii_{k}", pa.int64()) for k in PII_KINDS] + [(c, pa.float64()) for c in SCORE_COLUMNS])
 COUNT_SCHEMA = pa.schema([
@@ -60,7 +61,7 @@ def stats_row(record) -> dict:
         reason = record.error.split(":", 1)[0][:80] or "error"
         row = {"id": record.location, "source": record.source, "outcome": "dead_letter",
                "stage": "read", "reason": reason, "chars": 0, "words": 0, "lang": None,
-               "lang_score": None, "quality_score": None, "tokens": None}
+               "lang_score": None, "quality_score": None, "tokens": None, "url": None}
         row.update(_pii_columns(None, None))
         row.update(score_columns(None))
         return row
@@ -74,7 +75,7 @@ def stats_row(record) -> dict:
     row = {"id": doc.id, "source": doc.source, "outcome": outcome, "stage": stage,
            "reason": reason, "chars": len(doc.text), "words": count_words(doc.text),
            "lang": doc.lang, "lang_score": doc.lang_score, "quality_score": doc.quality_score,
-           "tokens": doc.tokens}
+           "tokens": doc.tokens, "url": doc.url}
     row.update(_pii_columns(doc.pii_spans, detail))
     row.update(score_columns(doc.heuristic_scores))
     return row
@@ -97,15 +98,17 @@ class StageOutcomes(beam.PTransform):
     (all written where they are) and the stage's partial aggregates.
 
     Input: a dict with any of ``kept`` ((doc, tokens)), ``removed`` (Removal), ``dead_letter``
-    (DeadLetter), ``read`` ((source, n) per reader work item).  Output: ``{"descriptors":
+    (DeadLetter), ``read`` ((source, n) per reader work item), ``index`` (extra
+    ``id_index.entry`` tuples of the stage, e.g. its dedup group rows).  With ``id_index`` the
+    stage's rows are indexed by id and URL (``stats/id_index/``).  Output: ``{"descriptors":
     writer descriptors, "aggregates": ((key), n)}``.
     """
 
     def __init__(self, out_dir: str, stage: str, removed_sample: str | int = "all",
-                 label: str | None = None, grid=None) -> None:
+                 label: str | None = None, grid=None, id_index: bool = False) -> None:
         super().__init__(label)
         self.out_dir, self.stage, self.removed_sample = out_dir, stage, removed_sample
-        self.grid = grid
+        self.grid, self.id_index = grid, id_index
 
     def expand(self, outcomes: dict):
         dest = f"{DOCUMENTS_DIR}/{self.stage}"
@@ -115,14 +118,28 @@ class StageOutcomes(beam.PTransform):
             if pcoll is None:
                 continue
             rows = pcoll | f"{name}Rows" >> beam.Map(stats_row)
-            descriptors.append(rows
-                               | f"{name}Dest" >> beam.Map(lambda r: (dest, r))
-                               | f"{name}WriteRows" >> beam.ParDo(WriteRowsFn(self.out_dir, "parquet", ROW_SCHEMA)))
+            dest_rows = rows | f"{name}Dest" >> beam.Map(lambda r: (dest, r))
+            if not self.id_index:
+                descriptors.append(dest_rows | f"{name}WriteRows" >> beam.ParDo(
+                    WriteRowsFn(self.out_dir, "parquet", ROW_SCHEMA)))
+            else:
+                written = dest_rows | f"{name}WriteRows" >> beam.ParDo(WriteRowsFn(
+                    self.out_dir, "parquet", ROW_SCHEMA, index_keys=stats_index_keys)
+                ).with_outputs("index", main="descriptors")
+                descriptors.append(written.descriptors)
+                _ = written.index | f"{name}Index" >> WriteIdIndex(self.out_dir, self.stage, name)
             partials.append(rows
                             | f"{name}Keys" >> beam.FlatMap(aggregate_keys, self.grid)
                             | f"{name}Sum" >> beam.CombinePerKey(sum))
         if outcomes.get("removed") is not None:
-            descriptors.append(outcomes["removed"] | "WriteRemoved" >> WriteRemoved(self.out_dir, self.removed_sample))
+            written = outcomes["removed"] | "WriteRemoved" >> WriteRemoved(
+                self.out_dir, self.removed_sample, index=self.id_index)
+            if self.id_index:
+                written, entries = written
+                _ = entries | "RemovedIndex" >> WriteIdIndex(self.out_dir, self.stage, "removed_text")
+            descriptors.append(written)
+        if self.id_index and outcomes.get("index") is not None:  # a stage's own entries (dedup groups)
+            _ = outcomes["index"] | "StageIndex" >> WriteIdIndex(self.out_dir, self.stage, "extra")
         if outcomes.get("dead_letter") is not None:
             descriptors.append(outcomes["dead_letter"] | "WriteDeadLetters" >> WriteDeadLetters(self.out_dir))
         if outcomes.get("read") is not None:
@@ -135,6 +152,14 @@ class StageOutcomes(beam.PTransform):
                       | "ListPartials" >> beam.combiners.ToList()
                       | "WritePartials" >> beam.Map(_write_partials, path))
         return {"descriptors": flatten_small(descriptors, "AllDescriptors"), "aggregates": aggregates}
+
+
+def stats_index_keys(row: dict) -> list[tuple[str, str, str]]:
+    """Index keys of a per-document stats row: its id, and its URL where it has one."""
+    keys = [("stats", row["id"], row["id"])]
+    if row.get("url"):
+        keys.append(("url", row["url"], row["id"]))
+    return keys
 
 
 def _write_partials(items: list, path: str) -> int:
