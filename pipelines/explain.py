@@ -147,6 +147,7 @@ def explain(run_dir: str, doc_id: str | None = None, url: str | None = None, man
                 {k: c.get(k) for k in ("task", "start", "end")} for c in cuts]}
     report["stages"]["tokenize"] = {"tokens": row.get("tokens"),
                                     "min_tokens": (cfg.get("tokenizer") or {}).get("min_tokens")}
+    _order_stages(report["stages"], row)
     if row["stage"] in ("exact_dedup", "fuzzy_dedup") and row["outcome"] == "removed":
         report["chain"] = _chain(rd, doc_id, row, entries, cfg)
     if row["outcome"] == "kept":
@@ -158,6 +159,25 @@ def explain(run_dir: str, doc_id: str | None = None, url: str | None = None, man
         if manifest and loc is not None and stream:
             report["sample_stream"] = sample_stream(manifest, rd.run_dir, row["source"], loc, **stream)
     return _finish(report, rd, t0)
+
+
+def _order_stages(stages: dict, row: dict) -> None:
+    """Every stage in pipeline order with a verdict: passed before the one that removed the
+    document, not reached after it."""
+    from curation.document import STAGES
+
+    order = ["read", "pii"] + [s for s in STAGES if s != "read"]
+    at = order.index(row["stage"]) if row["outcome"] == "removed" and row["stage"] in order else len(order)
+    for i, name in enumerate(order):
+        s = stages.setdefault(name, {})
+        if not s.get("verdict"):
+            s["verdict"] = ("passed" if i < at else "removed" if i == at else "not reached")
+        elif i > at and s["verdict"] == "passed":
+            s["verdict"] = "not reached"
+    if row["outcome"] == "kept":
+        stages["tokenize"]["verdict"] = "kept"
+    ordered = {k: stages.pop(k) for k in order if k in stages}
+    stages.update(ordered)
 
 
 def _finish(report: dict, rd: RunReader, t0: float) -> dict:

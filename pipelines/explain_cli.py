@@ -76,20 +76,21 @@ def render(r: dict[str, Any]) -> str:
             extra = f"score {_num(s['score'])}, rule {s['rule']}" + (
                 f" (keep: score >= {s['threshold']})" if "threshold" in s else
                 f" (alpha {s['alpha']}, P(keep) {s['keep_probability']})")
-        elif stage.endswith("_dedup"):
+        elif stage.endswith("_dedup") and s.get("cluster_size"):
             extra = (f"cluster of {s.get('cluster_size')}, kept member {s.get('kept_id')}"
                      + (f", similarity {_num(s['similarity'])}" if s.get("similarity") is not None else ""))
-        elif stage == "decontamination":
+        elif stage == "decontamination" and (s.get("detail") or s.get("cuts")):
             extra = json.dumps(s.get("detail") or s.get("cuts"), sort_keys=True)
         elif stage == "tokenize":
-            verdict = "kept" if r["outcome"] == "kept" else ("removed" if r["stage"] == "tokenize" else "")
             extra = f"{_num(s['tokens'])} tokens (keep: >= {s['min_tokens']})" if s.get("tokens") else ""
         elif s.get("why"):
             extra = s["why"]
         lines.append(f"  {stage:<16}{verdict:<14}{extra}".rstrip())
         if stage == "heuristics" and s.get("rules"):
             for rule in s["rules"]:
-                op = {"min": ">=", "max": "<=", "flag": "off when"}[rule["bound"]]
+                op = {"min": ">=", "max": "<=", "flag": "<="}[rule["bound"]]
+                if rule["bound"] == "flag":
+                    rule = {**rule, "threshold": 0}
                 mark = "FAILS" if rule["fails"] else "ok"
                 lines.append(f"      {rule['rule']:<28}{_num(rule['value']):>10}  keep {op} {_num(rule['threshold'])}  {mark}")
     if r.get("chain"):
@@ -105,7 +106,8 @@ def render(r: dict[str, Any]) -> str:
             if link.get("to_fate"):
                 where = link.get("to_location")
                 lines.append(f"     {link['to']}: {link['to_fate']}" + (
-                    f", {where['prefix']} sequence {where['sequence']} tokens {where['token_range']}" if where else ""))
+                    f", {where['prefix']} sequence {where['sequence']} tokens "
+                    f"[{where['token_range'][0]:,}, {where['token_range'][1]:,})" if where else ""))
             if link.get("end"):
                 lines.append(f"     ({link['end']})")
     loc = r.get("location")
