@@ -36,6 +36,10 @@ def _email(r: random.Random) -> str:
 
 
 def _ipv4(r: random.Random) -> str:
+    """Half from documentation and private blocks, half random public-looking addresses (some
+    taggers, datatrove's by default, only replace public ones)."""
+    if r.random() < 0.5:
+        return f"{r.randint(11, 99)}.{r.randint(0, 255)}.{r.randint(0, 255)}.{r.randint(1, 254)}"
     block = r.choice(("192.0.2", "198.51.100", "203.0.113", f"10.{r.randint(0, 255)}.{r.randint(0, 255)}",
                       f"172.{r.randint(16, 31)}.{r.randint(0, 255)}"))
     return f"{block}.{r.randint(1, 254)}"
