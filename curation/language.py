@@ -11,7 +11,7 @@ from curation.lazy_model import LazyModel
 
 def bundled_model_path() -> str:
     """Path of the ``lid.176.ftz`` shipped with this process's installation of the package."""
-    from mtnlg import resources
+    from infra import resources
 
     try:
         return resources.local_path(resources.LANGUAGE_MODEL)
@@ -60,7 +60,7 @@ class LanguageIdentifier(LazyModel):
             import fasttext
 
             # fasttext prints a deprecation warning to stderr on load_model; harmless.
-            from mtnlg.resources import local_path
+            from infra.resources import local_path
 
             path = local_path(self.model_path) if self.model_path else bundled_model_path()
             self._model = fasttext.load_model(path)

@@ -26,7 +26,8 @@ from typing import Any, Iterator
 import xxhash
 
 from curation.normalize import normalize_text
-from curation.quality import HQ_LABEL, LQ_LABEL, file_sha256, preprocess
+from curation.quality import HQ_LABEL, LQ_LABEL, preprocess
+from infra.hashing import file_sha256
 from curation.sources import SOURCE_BY_SLUG
 
 TRAIN_READERS = ("pile", "warc", "realnews", "cc_stories", "parquet")

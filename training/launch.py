@@ -70,7 +70,7 @@ def resolve_config(args: argparse.Namespace):
             overrides[setting] = getattr(args, flag)
     if args.steps is not None:
         overrides.update({"schedule.train_steps": args.steps, "schedule.train_tokens": None})
-    from mtnlg.resources import config_path
+    from infra.resources import config_path
 
     path = config_path("train", args.config) if args.config else None
     return TrainConfig.from_yaml(path, overrides)
@@ -181,7 +181,7 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from blending.manifest import ManifestError
     from training.checkpoint import CheckpointError
-    from mtnlg.resources import ResourceError
+    from infra.resources import ResourceError
     from training.config import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)

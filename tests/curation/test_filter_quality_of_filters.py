@@ -27,7 +27,7 @@ from curation.heuristics import HeuristicsConfig, apply_heuristics
 from curation.language import LanguageConfig, keep_language, make_identifier
 from curation.normalize import normalize_text
 from curation.readers import read_cc_stories, read_pile, read_realnews, read_warc
-from pipelines.config import CurateConfig, InputSpec
+from pipelines.config.job import CurateConfig, InputSpec
 
 RECALL_FLOOR = 0.9
 PRECISION_FLOOR = 0.95

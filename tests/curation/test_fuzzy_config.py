@@ -33,7 +33,7 @@ def test_validate_names_the_field(changes, field):
 
 
 def test_defaults_are_valid_and_reexported():
-    from pipelines.config import FuzzyDedupConfig as Reexported
+    from pipelines.config.job import FuzzyDedupConfig as Reexported
 
     assert Reexported is FuzzyDedupConfig
     cfg = FuzzyDedupConfig()

@@ -13,10 +13,9 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from quality_fixtures import BAD, GOOD, text, write_training_set  # noqa: E402
 
-from curation import quality_cli
-from curation.quality import (QualityConfig, QualityModelError, QualityScorer, file_sha256,
-                              keep_quality, load_model, pareto_draw, pareto_keep_probability,
-                              preprocess)
+from mtnlg.commands import quality as quality_cli
+from curation.quality import (QualityConfig, QualityModelError, QualityScorer, keep_quality, load_model, pareto_draw, pareto_keep_probability, preprocess)
+from infra.hashing import file_sha256
 from curation.quality_eval import binary_metrics, histogram, roc_auc
 from curation.quality_train import TrainConfigError, load_train_config
 

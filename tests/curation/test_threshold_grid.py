@@ -182,7 +182,7 @@ def test_cells_decide_like_each_row(run_rows):
 
 
 def test_fragment_is_a_config_curate_accepts(run_rows, tmp_path):
-    from pipelines.config import config_from_dict
+    from pipelines.config.job import config_from_dict
 
     _, spec = run_rows
     settings = current_settings(spec)

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from pipeline_fixtures import english, write_config, write_corpus
-from pipelines import explain_cli
-from pipelines.explain import explain
+from mtnlg.commands import explain as explain_cli
+from pipelines.runfolder.explain import explain
 
 pytestmark = pytest.mark.slow
 FAST = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
@@ -117,7 +117,7 @@ def test_without_the_index_every_stats_file_is_searched(curated, tmp_path):
 
 
 def test_manifest_sample_stream(curated, tmp_path):
-    from blending import cli as blend_cli
+    from mtnlg.commands import blend as blend_cli
 
     spec = {"name": "t", "train_tokens": 4000, "epoch_cap": 1000.0,
             "sources": [{"name": s, "weight": w} for s, w in

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import pytest
 
-from pipelines.typed_sections import ConfigError, build_section, check_value
+from pipelines.config.typed_sections import ConfigError, build_section, check_value
 
 
 @dataclass
