@@ -211,9 +211,11 @@ def _chain(rd: RunReader, doc_id: str, row: dict, entries: list[dict], cfg: dict
     cur_id, cur_row, cur_entries = doc_id, row, entries
     while cur_row["outcome"] == "removed" and cur_row["stage"] in ("exact_dedup", "fuzzy_dedup"):
         detail = json.loads(cur_row["detail"]) if cur_row.get("detail") else {}
-        kept = detail.get("kept")
         group = next((d for d in rd.dedup_rows(cur_id, cur_entries)
                       if d["kind"] == cur_row["stage"].split("_")[0]), {})
+        # runs written before stats rows carried the removal detail: the group row names it
+        kept = detail.get("kept") or group.get("kept_id")
+        detail.setdefault("kept_source", group.get("kept_source"))
         link = {"from": cur_id, "stage": cur_row["stage"], "reason": cur_row["reason"], "to": kept,
                 "to_source": detail.get("kept_source"), "cluster_size": group.get("cluster_size"),
                 "similarity": group.get("similarity")}

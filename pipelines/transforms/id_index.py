@@ -28,6 +28,7 @@ import math
 
 import apache_beam as beam
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
@@ -109,9 +110,9 @@ def lookup(run_dir: str, key: str) -> list[dict]:
                 st = pf.metadata.row_group(g).column(col).statistics
                 if st is not None and st.has_min_max and not st.min <= h <= st.max:
                     continue
-                for row in pf.read_row_group(g).to_pylist():
-                    if row["key_hash"] == h and row["key"] == key:
-                        out.append(row)
+                group = pf.read_row_group(g)
+                hits = group.filter(pc.equal(group.column("key_hash"), pa.scalar(h, pa.uint64())))
+                out += [row for row in hits.to_pylist() if row["key"] == key]
     return out
 
 

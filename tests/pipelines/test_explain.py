@@ -114,6 +114,13 @@ def test_without_the_index_every_stats_file_is_searched(curated, tmp_path):
     assert not without["read"]["indexed"]
     for key in ("outcome", "stages", "chain"):
         assert json.dumps(without[key], sort_keys=True) == json.dumps(with_index[key], sort_keys=True)
+    from pipelines.runfolder.index_run import build_index  # an older run indexed afterwards
+
+    assert build_index(copy)
+    rebuilt = explain(copy, doc_id)
+    assert rebuilt["read"]["indexed"] and len(rebuilt["read"]["files"]) <= len(without["read"]["files"])
+    for key in ("outcome", "stages", "chain"):
+        assert json.dumps(rebuilt[key], sort_keys=True) == json.dumps(with_index[key], sort_keys=True)
 
 
 def test_manifest_sample_stream(curated, tmp_path):
