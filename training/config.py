@@ -356,11 +356,6 @@ class TrainConfig:
 
     # --- loading (infra.config) ---
     @classmethod
-    def from_dict(cls, data: dict) -> "TrainConfig":
-        """From a mapping of sections (as in a YAML file); every key and value is checked."""
-        return build_section(cls, data)
-
-    @classmethod
     def from_settings(cls, settings: dict, base: dict | None = None) -> "TrainConfig":
         """From flat settings, ``{"optimizer.lr": 1e-3, "tp": 2}`` (a bare field name when it
         is unique across sections), applied over ``base`` (a sectioned mapping)."""
