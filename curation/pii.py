@@ -55,13 +55,13 @@ class PiiConfig:
     def validate(self) -> None:
         unknown = [k for k in self.kinds if k not in KINDS]
         if unknown:
-            raise ValueError(f"pii.kinds: unknown kind {unknown[0]!r}; expected any of {list(KINDS)}")
+            raise ValueError(f"kinds: unknown kind {unknown[0]!r}; expected any of {list(KINDS)}")
         extra = [k for k in self.placeholders if k not in KINDS]
         if extra:
-            raise ValueError(f"pii.placeholders: unknown kind {extra[0]!r}; expected any of {list(KINDS)}")
+            raise ValueError(f"placeholders: unknown kind {extra[0]!r}; expected any of {list(KINDS)}")
         for k, v in self.placeholders.items():
             if not isinstance(v, str):
-                raise ValueError(f"pii.placeholders: {k} must be a string, got {v!r}")
+                raise ValueError(f"placeholders: {k} must be a string, got {v!r}")
 
 
 @dataclass(frozen=True, order=True)

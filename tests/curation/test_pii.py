@@ -40,9 +40,9 @@ def test_redaction_keeps_offsets_of_the_original_text():
 
 
 def test_config_names_the_bad_setting():
-    with pytest.raises(ValueError, match="pii.kinds: unknown kind 'ssn'"):
+    with pytest.raises(ValueError, match="kinds: unknown kind .ssn."):
         PiiConfig(kinds=["ssn"])
-    with pytest.raises(ValueError, match="pii.placeholders: unknown kind"):
+    with pytest.raises(ValueError, match="placeholders: unknown kind"):
         PiiConfig(placeholders={"name": "x"})
 
 
