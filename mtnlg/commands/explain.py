@@ -38,7 +38,7 @@ def _stream(args) -> dict | None:
         from training.config import TrainConfig
         from training.schedule import batch_sizes
 
-        cfg = TrainConfig.from_yaml(config_path("training", args.train_config))
+        cfg = TrainConfig.from_yaml(config_path("train", args.train_config))
         sizes = (batch_sizes(cfg.schedule.train_steps, cfg.seq_length, cfg.batch_rampup())
                  if cfg.schedule.train_steps is not None else None)
         return {"seq_length": cfg.seq_length, "num_samples": cfg.total_samples(), "seed": cfg.seed,

@@ -175,3 +175,10 @@ def test_explain_an_s3_run(curated, tmp_path, monkeypatch, capsys):
     for key in ("outcome", "stages", "chain", "input"):
         assert json.dumps(remote[key], sort_keys=True) == json.dumps(local[key], sort_keys=True)
     assert remote["read"]["indexed"]
+
+
+def test_train_config_sizes_the_sample_stream():
+    args = explain_cli._parser().parse_args(["--run", "r", "x", "--manifest", "m", "--train-config", "demo"])
+    stream = explain_cli._stream(args)  # the demo training run: 48 steps of 4 sequences of 128 tokens
+    assert (stream["seq_length"], stream["num_samples"], stream["seed"]) == (128, 192, 1234)
+    assert stream["batch_sizes"] == [4] * 48
