@@ -1,7 +1,9 @@
 """The numbered units of a WARC file, surviving damage: records, and damaged spans between them.
 
-``warc_entries(fileobj, offset, number)`` walks a WARC (gzip per record, or plain) with
-warcio and yields one ``WarcEntry`` per unit, each with its number (``#k`` in ids):
+``warc_entries(fileobj, offset, number)`` walks a WARC (gzip per record, or plain; a file
+compressed whole as one gzip member is walked front to back through its decompressed bytes) with
+warcio (its internals through ``infra.compat.warcio``) and yields one ``WarcEntry`` per unit,
+each with its number (``#k`` in ids):
 
 - a record: its parsed headers, its block read (up to ``keep`` bytes kept), and what is wrong
   with its framing: ``missing`` bytes (the file ends before its Content-Length) or

@@ -10,7 +10,6 @@ from __future__ import annotations
 import glob
 import gzip
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
