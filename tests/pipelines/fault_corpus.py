@@ -357,7 +357,7 @@ def _warc_files(root: str) -> list[Kind]:
 
 
 def _brotli_bomb(size: int) -> bytes:
-    """``<p>`` + ``size`` x "a" + ``</p>``, brotli-compressed without holding it (~2,000:1 here,
+    """``<p>`` + ``size`` x "a" + ``</p>``, brotli-compressed without holding it (500,000:1 and more;
     in one 16 KB step unbounded decoders return it all at once)."""
     import brotli
 
@@ -386,7 +386,7 @@ def _warc_round_two(root: str, src: str) -> list[Kind]:
     for uri, body, headers in [
             ("http://b/1", brotli.compress(_page(71)), [("Content-Encoding", "br")]),
             ("http://b/2", gzip.compress(chunked), [("Content-Encoding", "gzip"), ("Transfer-Encoding", "chunked")]),
-            ("http://b/3", _brotli_bomb(300 << 20), [("Content-Encoding", "br")]),
+            ("http://b/3", _brotli_bomb(40 << 20), [("Content-Encoding", "br")]),  # > max_doc_bytes
             ("http://b/4", bad[:200] + b"\x00" * 100 + bad[300:], [("Content-Encoding", "gzip")]),
             ("http://b/5", _page(72), [("Content-Encoding", "gzip")])]:  # says gzip, is not
         w.write_record(_encoded_response(w, uri, body, headers))
@@ -394,7 +394,7 @@ def _warc_round_two(root: str, src: str) -> list[Kind]:
     _write(root, e, buf.getvalue())
     kinds = [Kind("http: brotli body (Content-Encoding: br)", src, "kept", f"{src}/{e}#1"),
              Kind("http: gzip body, chunked transfer", src, "kept", f"{src}/{e}#2"),
-             Kind("http: brotli bomb (300 MB from 150 KB)", src, "removed", f"{src}/{e}#3", "too_large"),
+             Kind("http: brotli bomb (40 MiB of page from 79 bytes)", src, "removed", f"{src}/{e}#3", "too_large"),
              Kind("http: gzip body corrupt part-way", src, "dead_letter", f"{e}#4", "record_failed: CorruptBody"),
              Kind("http: says gzip, is plain HTML", src, "kept", f"{src}/{e}#5")]
     plain = _warc([("response", f"http://w/{i}", _page(80 + i), "text/html", "200") for i in range(1, 4)], gz=False)
