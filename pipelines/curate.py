@@ -61,7 +61,8 @@ from pipelines.runfolder import report
 from pipelines.runfolder.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
 from infra.compat.beam import safe_local_data_plane
 from pipelines.transforms.timing import stage_seconds
-from pipelines.config.job import ConfigError, CurateConfig, load_config
+from infra.config import ConfigError
+from pipelines.config.job import CurateConfig, load_config
 from pipelines.transforms.parts import part_dest
 from pipelines.storage.files import is_remote
 from pipelines.runfolder.counters import merge_counters, safe_counters, write_counters

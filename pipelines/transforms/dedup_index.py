@@ -188,7 +188,7 @@ def check_against(runs: list[str], output: str, exact: bool, fuzzy: FuzzyDedupCo
 def preflight(cfg, runs: list[str], output: str) -> list[OlderIndex]:
     """``curate --dedup-against`` before any work: ``check_against`` for ``cfg`` (a
     ``CurateConfig``), failures as ``ConfigError``; local paths made absolute."""
-    from pipelines.config.job import ConfigError
+    from infra.config import ConfigError
     from pipelines.storage.files import is_remote
 
     if not runs:

@@ -3,7 +3,8 @@ import os
 import pytest
 
 from pipelines import curate
-from pipelines.config.job import ConfigError, load_config
+from infra.config import ConfigError
+from pipelines.config.job import load_config
 from pipeline_fixtures import GPT2, write_config, write_corpus
 
 
@@ -182,7 +183,7 @@ def test_a_key_given_twice_is_refused(tmp_path, corpus):
     path = write_config(str(tmp_path / "c.yaml"), corpus)
     with open(path, "a") as f:
         f.write("name: second\n")
-    with pytest.raises(ConfigError, match=r"duplicate key 'name'"):
+    with pytest.raises(ConfigError, match=r"^name: duplicate key in .*c\.yaml' \(lines \d+ and \d+\)"):
         load_config(path)
 
 
