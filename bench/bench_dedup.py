@@ -103,12 +103,14 @@ def dedup_stage(docs_pc, work_dir: str, exact: bool, fuzzy: FuzzyDedupConfig) ->
     read-stage parts (``work_dir/read``), then deduplicated into ``work_dir/dedup``, the stage's
     folder laid out as in a RUN's staging (kept parts under ``_w/stages/dedup``, removed documents
     under ``_w/removed/<stage>``, group rows under ``dedup/``).  Returns that folder."""
-    from pipelines.config.job import CurateConfig, DedupConfig
+    from pipelines.config.job import CurateConfig, DecontaminationStage, DedupConfig, InputSpec
     from pipelines.stages import Stage, StageEnv
     from pipelines.transforms.parts import WriteParts, part_urls
 
     out = os.path.join(work_dir, "dedup")
-    cfg = CurateConfig(inputs=[], dedup=DedupConfig(exact=exact, fuzzy=fuzzy))
+    cfg = CurateConfig(inputs=[InputSpec("realnews", ["parts, not read"], "realnews")],  # (stage input: parts)
+                       dedup=DedupConfig(exact=exact, fuzzy=fuzzy),
+                       decontamination=DecontaminationStage(enabled=False))
     urls = part_urls(docs_pc | "WriteReadParts" >> WriteParts(os.path.join(work_dir, "read"), "read"))
     _ = urls | Stage("dedup", StageEnv(cfg, out, vocab_size=50257))
     return out

@@ -118,11 +118,13 @@ def _dedup_stage(tmp_path, docs, exact: bool, fuzzy: FuzzyDedupConfig) -> tuple[
     fuzzy decisions, applied in the parts) on ``docs``: (kept ids, (id, stage, kept) removed)."""
     import glob
 
-    from pipelines.config.job import CurateConfig, DedupConfig
+    from pipelines.config.job import CurateConfig, DecontaminationStage, DedupConfig, InputSpec
     from pipelines.stages import Stage, StageEnv
     from pipelines.transforms.parts import WriteParts, part_urls, read_part
 
-    cfg = CurateConfig(inputs=[], dedup=DedupConfig(exact=exact, fuzzy=fuzzy))
+    cfg = CurateConfig(inputs=[InputSpec("realnews", ["parts, not read"], "realnews")],  # (stage input: parts)
+                       dedup=DedupConfig(exact=exact, fuzzy=fuzzy),
+                       decontamination=DecontaminationStage(enabled=False))
     read_dir, out_dir = str(tmp_path / "read"), str(tmp_path / "dedup")
     with beam.Pipeline(runner="FnApiRunner") as p:
         urls = part_urls(p | beam.Create(docs) | WriteParts(read_dir, "read", rows=2))
