@@ -275,6 +275,18 @@ def finalize(rd: RunDir, fp: str, base: dict, cfg: CurateConfig | None = None) -
     return {**info, "_counters": counters}
 
 
+def _tokenizer(cfg: CurateConfig):
+    """The run's tokenizer, loaded (so a folder without one, or a ``tokenizer.json`` that does
+    not parse, is a ``ConfigError`` naming the setting, before any work) and its facts."""
+    from curation.tokenizer import TokenizerError, load_tokenizer
+
+    try:
+        tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
+        return tokenizer, tokenizer.info()
+    except TokenizerError as e:
+        raise ConfigError(f"tokenizer.path: {e}") from None
+
+
 def run(argv: list[str] | None = None) -> int:
     args, beam_args = _parse(argv)
     rd = RunDir(args.output if is_remote(args.output) else os.path.abspath(args.output))
@@ -283,13 +295,11 @@ def run(argv: list[str] | None = None) -> int:
         cli_options.use_filesystem_options(options)  # e.g. --s3_endpoint_url for the checks below
         cfg = load_config(config_path("sources", args.config), input_root=args.input_root)
         quality = _quality_model(cfg, args.quality_model)  # before any input is read
-        from curation.tokenizer import load_tokenizer
-
-        tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
+        tokenizer, tokenizer_info = _tokenizer(cfg)
         from pipelines.transforms.dedup_index import preflight
 
         against = preflight(cfg, args.dedup_against, rd.root)  # before RUN is touched
-        fp = _run_fingerprint(cfg, tokenizer.info()["sha256"], quality, against)
+        fp = _run_fingerprint(cfg, tokenizer_info["sha256"], quality, against)
         existing = bool(args.resume or args.stage)
         rd.prepare(fp, resume=existing, overwrite=args.overwrite)
     except cli_options.OptionError as e:
@@ -317,7 +327,7 @@ def run(argv: list[str] | None = None) -> int:
         "started_at": started.isoformat(),
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "wall_seconds": round(wall, 3),
-        "tokenizer": {**tokenizer.info(), "path": cfg.tokenizer.path},  # as given: pkg://, URL
+        "tokenizer": {**tokenizer_info, "path": cfg.tokenizer.path},  # as given: pkg://, URL
         "quality_model": quality,
         "fingerprint": fp,
         "dedup_against": [{"run": ix.run, "documents": ix.documents, "params_sha256": ix.params_sha256}

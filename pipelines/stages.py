@@ -91,11 +91,12 @@ def build_dedup(p, env: StageEnv, urls):
     ``--dedup-against`` the older runs' index records join both dedup steps (never removed)."""
     from pipelines.transforms.decisions import ApplyDecisions
     from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
-    from pipelines.transforms.dedup_index import ReadIndex, WriteDedupIndex, index_parameters
+    from pipelines.transforms.dedup_index import REDIRECTS, ReadIndex, WriteDedupIndex, index_parameters
     from pipelines.transforms.dedup_stats import WriteDedupOutputs
     from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
     from pipelines.transforms.parts import ReadParts, WriteParts, part_urls
     from pipelines.transforms.stats import StageOutcomes
+    from pipelines.transforms.survivors import final_decisions
 
     cfg = env.cfg
     fuzzy = cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None
@@ -104,22 +105,24 @@ def build_dedup(p, env: StageEnv, urls):
     records = (keyed
                | "Docs" >> beam.Values()
                | "Records" >> DedupRecords(fuzzy, cfg.priority))
-    older = (beam.pvalue.PBegin(urls.pipeline) | "OlderIndex" >> ReadIndex(list(env.against))
-             if env.against else None)
-    decisions, extra, members = [], {GROUPS: [], INPUTS: [], BUCKETS: [], "rounds": []}, None
+    index = (beam.pvalue.PBegin(urls.pipeline)
+             | "OlderIndex" >> ReadIndex(list(env.against), with_redirects=True) if env.against else None)
+    older = index["records"] if index else None
+    decisions, extra, members = {}, {GROUPS: [], INPUTS: [], BUCKETS: [], "rounds": []}, None
     if cfg.dedup.exact:
         ex = ({"records": records, "older": older} if older is not None else records) | "Exact" >> ExactDedup()
-        decisions.append(ex[DECISIONS])
+        decisions["exact"] = ex[DECISIONS]
         for k in (GROUPS, INPUTS):
             extra[k].append(ex[k])
         members = ex["kept"]
     if fuzzy is not None:  # the members are exact's survivors; records supply the features
         inputs = {"records": records, "members": members, "older": older}
         fz = {k: v for k, v in inputs.items() if v is not None} | "Fuzzy" >> FuzzyDedup(fuzzy)
-        decisions.append(fz[DECISIONS])
+        decisions["fuzzy"] = fz[DECISIONS]
         for k in extra:
             extra[k].append(fz[k])
-    decided = flatten_small(decisions, "AllDecisions")
+    # Removals name the document that survives both steps (and the older runs' own dedup).
+    decided = final_decisions(**decisions, older_links=index[REDIRECTS] if index else None)
     # ExactDedup / FuzzyDedup count their removals when they decide: apply without counting
     # them again; the documents each stage passed are counted where they are.
     kept_stages = tuple(s for s, on in (("exact_dedup", cfg.dedup.exact),

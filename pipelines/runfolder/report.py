@@ -17,8 +17,11 @@ from apache_beam.io.filesystems import FileSystems
 from curation.sources import display_name
 from pipelines.storage.files import file_exists, join, read_bytes, write_bytes, write_table
 
-FORMAT_VERSION = 2
-"""2: per-document stats sharded under stats/documents/; stats/languages.parquet; _curate/."""
+FORMAT_VERSION = 3
+"""2: per-document stats sharded under stats/documents/; stats/languages.parquet; _curate/.
+3: the path in document ids percent-escapes ``%``, ``:``, ``#``, controls, line breaks and bytes
+that are not UTF-8 (``curation.readers.files.escape_id_path``); dedup removals name the final
+survivor (``detail.via``)."""
 
 
 class AccountingError(RuntimeError):
