@@ -17,9 +17,7 @@ read (``pipelines.runfolder.explain_lookup``).  An unknown id or URL is one line
 """
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import time
 from typing import Any
 
