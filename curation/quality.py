@@ -62,17 +62,15 @@ class QualityConfig:
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
-            raise ValueError(f"quality.rule: {self.rule!r} is not one of {RULES}")
+            raise ValueError(f"rule: {self.rule!r} is not one of {RULES}")
         if not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"quality.threshold: must be in [0, 1], got {self.threshold!r}")
+            raise ValueError(f"threshold: must be in [0, 1], got {self.threshold!r}")
         if not self.alpha > 0:
-            raise ValueError(f"quality.alpha: must be > 0, got {self.alpha!r}")
-        if not isinstance(self.max_chars, int) or self.max_chars < 1:
-            raise ValueError(f"quality.max_chars: must be a positive integer, got {self.max_chars!r}")
-        if isinstance(self.sources, str):
-            self.sources = [self.sources]
+            raise ValueError(f"alpha: must be > 0, got {self.alpha!r}")
+        if self.max_chars < 1:
+            raise ValueError(f"max_chars: must be a positive integer, got {self.max_chars!r}")
         if self.enabled and not self.model_path:
-            raise ValueError("quality.model_path: required when quality.enabled is true "
+            raise ValueError("model_path: required when quality.enabled is true "
                              "(train one with `mtnlg quality train`)")
 
 

@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_config(args: argparse.Namespace):
-    from training.config import TrainConfig, parse_overrides
+    from infra.config import parse_overrides
+    from training.config import TrainConfig
 
     overrides = parse_overrides(args.overrides)
     for flag, setting in (("dp", "parallelism.dp"), ("pp", "parallelism.pp"),
@@ -159,7 +160,7 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
     hashing), and the resume checkpoint's checksums. Returns the environment for torchrun."""
     from training.data import VERIFIED_ENV, manifest_fingerprint
     from training.parallelize import ParallelDims
-    from training.config import ConfigError
+    from infra.config import ConfigError
 
     p = cfg.parallelism
     try:
@@ -182,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     from blending.manifest import ManifestError
     from training.checkpoint import CheckpointError
     from infra.resources import ResourceError
-    from training.config import ConfigError
+    from infra.config import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
