@@ -38,9 +38,10 @@ $(STAMP): pyproject.toml $(LOCK)
 lock:
 	test -x $(LOCK_VENV)/bin/pip-compile || { $(PYTHON) -m venv $(LOCK_VENV) && \
 	  $(LOCK_VENV)/bin/python -m pip install -q "pip==$(PIP_VERSION)" "pip-tools==7.6.2"; }
-	$(LOCK_VENV)/bin/pip-compile -q --strip-extras --no-emit-index-url --no-emit-find-links \
-	  --unsafe-package mtnlg-data --unsafe-package setuptools --unsafe-package pip \
-	  --custom-compile-command "make lock" --extra $(EXTRAS) $(PIP_COMPILE_ARGS) -o $(LOCK) pyproject.toml requirements/lock.in
+	CUSTOM_COMPILE_COMMAND="make lock" $(LOCK_VENV)/bin/pip-compile -q --strip-extras \
+	  --no-emit-index-url --no-emit-find-links --unsafe-package mtnlg-data \
+	  --unsafe-package setuptools --unsafe-package pip --extra $(EXTRAS) $(PIP_COMPILE_ARGS) \
+	  -o $(LOCK) pyproject.toml requirements/lock.in
 	grep -q '^torch==.*+cpu$$' $(LOCK) || { echo "make lock: torch did not resolve to a CPU" \
 	  "build (run it where pip finds torch 2.13.0+cpu)" >&2; exit 1; }
 
