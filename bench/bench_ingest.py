@@ -126,6 +126,9 @@ def beam_ingest(root: str, workers: int) -> tuple[float, int]:
     from pipelines.transforms.filters import HeuristicsFn, LanguageFn, Normalize
     from pipelines.transforms.read import ReadInputs
 
+    from infra.compat.beam import safe_local_data_plane
+
+    safe_local_data_plane()  # as the curate job: the local runner otherwise loses data at scale
     opts = PipelineOptions(["--runner=FnApiRunner", "--direct_running_mode=multi_processing",
                             f"--direct_num_workers={workers}"])
     out = os.path.join(root, "beam-count.txt")
