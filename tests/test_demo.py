@@ -63,6 +63,8 @@ def test_demo_end_to_end(tmp_path: Path):
         assert info["sources"][cc]["removed"].get("quality/low_quality", 0) > 0, info["sources"][cc]
     rows = docs.select(["id", "stage", "quality_score"]).to_pylist()
     m = planted_removal_metrics(rows, truth["primary"], {d["id"]: d["kind"] for d in truth["low_quality"]})
+    # measured: precision 1.000, recall 0.812 (26 of 32); floors leave room for platform float
+    # differences in fastText while failing when the classifier stops removing them
     assert m["scored"] >= 14 and m["recall"] >= 0.5 and m["precision"] >= 0.9, m
     assert format_planted_metrics(m) in out
     assert (work / "dashboard.html").stat().st_size > 10_000
