@@ -2,7 +2,9 @@
 
 Navigation menus, cookie banners, ads, "related posts" sidebars and footers surround the
 article, so text extraction (jusText) has real work to do.  A few charsets are used, declared
-in the HTTP header, the ``<meta>`` tag, both or neither, as on the real web.
+in the HTTP header, the ``<meta>`` tag, both or neither, as on the real web.  The planted
+low-quality pages (``low_quality.py``) bring their own main block and the thinner chrome of
+their kind of site (shop, marketplace, business, directory, content farm) or none at all.
 """
 from __future__ import annotations
 
