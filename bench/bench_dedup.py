@@ -6,7 +6,7 @@ Synthetic ~3 KB documents (Zipf words); 10% of them get a near-duplicate (1-3% o
 replaced: word-5-gram Jaccard about 0.75-0.95).  The baseline comparison: both sides use word
 5-grams, 128 permutations, threshold 0.8, datasketch's (bands, rows) for it, and verify
 candidates by estimated Jaccard >= threshold.  The baseline is one process (MinHash with our
-shingle hash, insert + query, union-find); ours is ``pipelines.fuzzy.FuzzyDedup`` (through the
+shingle hash, insert + query, union-find); ours is ``pipelines.transforms.fuzzy.FuzzyDedup`` (through the
 ``DedupDocuments`` adapter) on the FnApiRunner with ``--workers`` processes, end to end.  Prints
 wall times, the time ratio, and whether both found the same clusters.
 
@@ -48,7 +48,7 @@ from curation.document import Document
 from curation.fuzzy_config import FuzzyDedupConfig
 from curation.minhash import shingles, word_shingle_hash
 from pipelines.curate import pipeline_options
-from pipelines.dedup_documents import DedupDocuments
+from pipelines.transforms.dedup_documents import DedupDocuments
 
 SOURCE = {"d": "pile_cc", "n": "openwebtext2"}  # the corpus' id prefixes
 

@@ -38,7 +38,7 @@ import legacy_dedup  # noqa: E402
 from bench_dedup import corpus  # noqa: E402
 from curation.document import Document  # noqa: E402
 from curation.fuzzy_config import FuzzyDedupConfig  # noqa: E402
-from pipelines.dedup_documents import DedupDocuments  # noqa: E402
+from pipelines.transforms.dedup_documents import DedupDocuments  # noqa: E402
 
 NAMESPACE = "shuffle_bytes"
 ADAPTER = "JoinDecisions"

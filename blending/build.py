@@ -18,8 +18,8 @@ import os
 import re
 from typing import Any
 
-from blending.indexed_dataset import (IndexedDataset, IndexedDatasetError, bin_path,
-                                      file_sha256, idx_path)
+from blending.indexed_dataset import IndexedDataset, IndexedDatasetError, bin_path, idx_path
+from infra.hashing import file_sha256
 from blending.manifest import (Manifest, ManifestError, ShardEntry, SourceEntry, TokenizerInfo,
                                write_manifest)
 from blending.spec import BlendSpec, SourceSpec

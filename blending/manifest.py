@@ -26,8 +26,8 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from blending.indexed_dataset import (IndexedDataset, IndexedDatasetError, bin_path,
-                                      file_sha256, idx_path)
+from blending.indexed_dataset import IndexedDataset, IndexedDatasetError, bin_path, idx_path
+from infra.hashing import file_sha256
 
 
 FORMAT_VERSION = 1

@@ -2,7 +2,7 @@
 
 MT-NLG used the GPT-2 vocabulary (50257 tokens, ``<|endoftext|>`` = 50256 separates
 documents). The original GPT-2 ``vocab.json``/``merges.txt`` ship inside the package
-(``pkg://data_manifests/tokenizers/gpt2``, see ``mtnlg.resources``) together with a
+(``pkg://data_manifests/tokenizers/gpt2``, see ``infra.resources``) together with a
 ``tokenizer.json`` built from them, so no download happens at run time.
 
 ``load_tokenizer`` accepts any of:
@@ -13,7 +13,7 @@ documents). The original GPT-2 ``vocab.json``/``merges.txt`` ship inside the pac
 
 each as a local path or a ``pkg://`` reference to a shipped tokenizer (resolved against the
 installation of the process that loads it; ``path`` keeps the reference).  Remote URLs are
-staged to a local copy by the caller (``pipelines.staging.local_copy``).
+staged to a local copy by the caller (``pipelines.storage.staging.local_copy``).
 
 A ``TextTokenizer`` pickles as its path and reloads lazily, so Beam can ship it to workers.
 """
@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from mtnlg import resources
+from infra import resources
 
 EOD_TOKEN = "<|endoftext|>"
 TOKENIZER_JSON = "tokenizer.json"

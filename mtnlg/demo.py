@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
     quality = work / "quality"
     t = _step(f"quality train (fastText on curated vs raw Common Crawl text) -> {quality}")
-    from curation import quality_cli
+    from mtnlg.commands import quality as quality_cli
     _check(quality_cli.main(["train", "--config", "demo",
                              "--input-root", str(sample), "--output", str(quality)]), "quality train")
     timings["quality"] = time.perf_counter() - t
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     timings["curate"] = time.perf_counter() - t
 
     t = _step(f"blend -> {manifest}")
-    from blending import cli as blend_cli
+    from mtnlg.commands import blend as blend_cli
     _check(blend_cli.main(["--spec", "demo", "--run", str(run),
                            "--output", str(manifest)]), "blend")
     timings["blend"] = time.perf_counter() - t
@@ -112,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
 def _eval_lambada(work: Path, sample: Path, manifest: Path, train_dir: Path) -> str:
     """Zero-shot LAMBADA (lm-eval's lambada_openai scoring) of every checkpoint the run wrote,
     on the sample's LAMBADA passages: the ones decontamination cut out of the training data."""
-    from training.eval import cli as eval_cli
+    from mtnlg.commands import eval as eval_cli
 
     out = work / "eval.json"
     _check(eval_cli.main(["--checkpoint", str(train_dir / "checkpoints"), "--tasks", "lambada",

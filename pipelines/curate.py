@@ -48,22 +48,26 @@ if __name__ == "__main__":
     # `python -m pipelines.curate` gets the same terminal as `mtnlg curate`: short WARNING lines,
     # set up before Beam's import logs its optional extras' noise on the root logger (which would
     # otherwise install logging's default handler and print every line twice).
-    from pipelines.cli_options import console_logging
+    from pipelines.config.options import console_logging
 
     console_logging()
 
 import apache_beam as beam  # noqa: E402
 from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
 
-from mtnlg.resources import ResourceError, config_path
-from pipelines import cli_options, report
-from pipelines.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
-from pipelines.common import safe_local_data_plane, stage_seconds
-from pipelines.config import ConfigError, CurateConfig, load_config
-from pipelines.parts import part_dest
-from pipelines.sinks import is_remote, merge_counters, safe_counters, write_counters
+from infra.resources import ResourceError, config_path
+from pipelines.config import options as cli_options
+from pipelines.runfolder import report
+from pipelines.runfolder.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
+from infra.compat.beam import safe_local_data_plane
+from pipelines.transforms.timing import stage_seconds
+from infra.config import ConfigError
+from pipelines.config.job import CurateConfig, load_config
+from pipelines.transforms.parts import part_dest
+from pipelines.storage.files import is_remote
+from pipelines.runfolder.counters import merge_counters, safe_counters, write_counters
 from pipelines.stages import StageEnv, build_stage, enabled
-from pipelines.staging import StagingError, local_copy
+from pipelines.storage.staging import StagingError, local_copy
 
 log = logging.getLogger("mtnlg.curate")
 
@@ -279,7 +283,7 @@ def run(argv: list[str] | None = None) -> int:
         from curation.tokenizer import load_tokenizer
 
         tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
-        from pipelines.dedup_index import preflight
+        from pipelines.transforms.dedup_index import preflight
 
         against = preflight(cfg, args.dedup_against, rd.root)  # before RUN is touched
         fp = _run_fingerprint(cfg, tokenizer.info()["sha256"], quality, against)

@@ -10,7 +10,7 @@ documents are and only shuffles small records (file names, hashes, decisions, pa
 so on the local runner no process holds more than a stage's small records.  A builder takes the
 stage's input part URLs as a PCollection and returns its output part URLs, so the same builders
 make one Beam job (``curate`` default) or one job per stage (``--staged``, ``--resume``).
-Everything goes to ``env.out_dir``, the stage's staging folder (``pipelines.commit``).
+Everything goes to ``env.out_dir``, the stage's staging folder (``pipelines.runfolder.commit``).
 """
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 
-from pipelines.common import DEAD_LETTER, REMOVED
-from pipelines.config import CurateConfig
-from pipelines.sinks import WriteManifest, flatten_small, join, write_table
+from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
+from pipelines.config.job import CurateConfig
+from pipelines.transforms.sinks import WriteManifest, flatten_small
+from pipelines.storage.files import join, write_table
 
 STAGES = ("read", "dedup", "decontaminate", "tokenize")
 
@@ -33,7 +34,7 @@ class StageEnv:
     vocab_size: int
     quality_sha256: str | None = None
     against: tuple = ()
-    """``pipelines.dedup_index.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
+    """``pipelines.transforms.dedup_index.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
 
 
 def enabled(stage: str, cfg: CurateConfig) -> bool:
@@ -50,11 +51,11 @@ def _manifest(env: StageEnv, stage: str, descriptors: list) -> None:
 
 
 def build_read(pbegin, env: StageEnv, _urls=None):
-    from pipelines.chain import ChainFn, chain_filter
-    from pipelines.filters import HeuristicsFn, LanguageFn, NormalizeFn
-    from pipelines.parts import WriteParts, part_urls
-    from pipelines.stats import StageOutcomes
-    from pipelines.work import READ, PlanWork, ReadWorkFn
+    from pipelines.transforms.chain import ChainFn, chain_filter
+    from pipelines.transforms.filters import HeuristicsFn, LanguageFn, NormalizeFn
+    from pipelines.transforms.parts import WriteParts, part_urls
+    from pipelines.transforms.stats import StageOutcomes
+    from pipelines.transforms.work import READ, PlanWork, ReadWorkFn
 
     cfg = env.cfg
     skip = cfg.skip_sources
@@ -62,7 +63,7 @@ def build_read(pbegin, env: StageEnv, _urls=None):
            chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
            chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
-        from pipelines.quality import QualityFn
+        from pipelines.transforms.quality import QualityFn
 
         fns.append(chain_filter(QualityFn(cfg.quality, env.quality_sha256)))
     out = (pbegin
@@ -81,13 +82,13 @@ def build_dedup(p, env: StageEnv, urls):
     each part is read; the decisions go back to the parts holding their documents.  The records
     of the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
     ``--dedup-against`` the older runs' index records join both dedup steps (never removed)."""
-    from pipelines.decisions import ApplyDecisions
-    from pipelines.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
-    from pipelines.dedup_index import ReadIndex, WriteDedupIndex, index_parameters
-    from pipelines.dedup_stats import WriteDedupOutputs
-    from pipelines.fuzzy import BUCKETS, FuzzyDedup
-    from pipelines.parts import ReadParts, WriteParts, part_urls
-    from pipelines.stats import StageOutcomes
+    from pipelines.transforms.decisions import ApplyDecisions
+    from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
+    from pipelines.transforms.dedup_index import ReadIndex, WriteDedupIndex, index_parameters
+    from pipelines.transforms.dedup_stats import WriteDedupOutputs
+    from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
+    from pipelines.transforms.parts import ReadParts, WriteParts, part_urls
+    from pipelines.transforms.stats import StageOutcomes
 
     cfg = env.cfg
     fuzzy = cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None
@@ -130,9 +131,9 @@ def build_dedup(p, env: StageEnv, urls):
 
 
 def build_decontaminate(p, env: StageEnv, urls):
-    from pipelines.decontaminate import Decontaminate, WriteCuts
-    from pipelines.parts import ReadParts, WriteParts, part_urls
-    from pipelines.stats import StageOutcomes, WriteContaminationStats
+    from pipelines.transforms.decontaminate import Decontaminate, WriteCuts
+    from pipelines.transforms.parts import ReadParts, WriteParts, part_urls
+    from pipelines.transforms.stats import StageOutcomes, WriteContaminationStats
 
     cfg = env.cfg
     docs = urls | "ReadParts" >> ReadParts("decontaminate")
@@ -153,10 +154,10 @@ def build_decontaminate(p, env: StageEnv, urls):
 
 def build_tokenize(p, env: StageEnv, urls):
     from blending.indexed_dataset import dtype_for_vocab
-    from pipelines.parts import ReadParts
-    from pipelines.shards import SHARD_SCHEMA, WriteShards
-    from pipelines.stats import StageOutcomes
-    from pipelines.tokenize import Tokenize
+    from pipelines.transforms.parts import ReadParts
+    from pipelines.transforms.shards import SHARD_SCHEMA, WriteShards
+    from pipelines.transforms.stats import StageOutcomes
+    from pipelines.transforms.tokenize import Tokenize
 
     cfg, tok = env.cfg, env.cfg.tokenizer
     docs = urls | "ReadParts" >> ReadParts("tokenize")

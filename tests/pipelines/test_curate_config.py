@@ -3,7 +3,8 @@ import os
 import pytest
 
 from pipelines import curate
-from pipelines.config import ConfigError, load_config
+from infra.config import ConfigError
+from pipelines.config.job import load_config
 from pipeline_fixtures import GPT2, write_config, write_corpus
 
 
@@ -94,7 +95,7 @@ def test_invalid_settings_are_named(tmp_path, corpus, overrides, setting):
 
 
 def test_demo_config_parses_without_inputs(tmp_path):
-    from mtnlg.resources import config_path, local_path
+    from infra.resources import config_path, local_path
 
     cfg = load_config(config_path("sources", "demo"), input_root=str(tmp_path), check_paths=False)
     assert {s.reader for s in cfg.inputs} == {"pile", "warc", "realnews", "cc_stories"}
@@ -153,7 +154,7 @@ def test_a_key_given_twice_is_refused(tmp_path, corpus):
     path = write_config(str(tmp_path / "c.yaml"), corpus)
     with open(path, "a") as f:
         f.write("name: second\n")
-    with pytest.raises(ConfigError, match=r"duplicate key 'name'"):
+    with pytest.raises(ConfigError, match=r"^name: duplicate key in .*c\.yaml' \(lines \d+ and \d+\)"):
         load_config(path)
 
 

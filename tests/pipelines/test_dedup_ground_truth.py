@@ -18,10 +18,10 @@ import pytest
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from curation.sources import DEFAULT_SOURCE_PRIORITY
-from pipelines.config import load_config
-from pipelines.dedup_documents import DedupDocuments
-from pipelines.filters import Normalize
-from pipelines.read import ReadInputs
+from pipelines.config.job import load_config
+from pipelines.transforms.dedup_documents import DedupDocuments
+from pipelines.transforms.filters import Normalize
+from pipelines.transforms.read import ReadInputs
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "data_manifests" / "sources" / "demo.yaml"

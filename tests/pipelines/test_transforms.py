@@ -8,17 +8,17 @@ from apache_beam.testing.util import assert_that, equal_to
 from curation.decontamination import DecontaminationConfig
 from curation.document import Removal
 from curation.language import LanguageConfig
-from pipelines.common import ApplyFilter
-from pipelines.components import ConnectedComponents, NotConvergedError
-from pipelines.config import FuzzyDedupConfig, InputSpec
+from pipelines.transforms.filter_fn import ApplyFilter
+from pipelines.transforms.components import ConnectedComponents, NotConvergedError
+from pipelines.config.job import FuzzyDedupConfig, InputSpec
 from curation.pieces import split_pieces
-from pipelines.decontaminate import Decontaminate
-from pipelines.dedup import ExactDedup
-from pipelines.filters import HeuristicsFn, LanguageFn, Normalize
-from pipelines.fuzzy import FuzzyDedup
-from pipelines.read import ReadInputs
-from pipelines.stats import stats_row
-from pipelines.tokenize import Tokenize
+from pipelines.transforms.decontaminate import Decontaminate
+from pipelines.transforms.dedup import ExactDedup
+from pipelines.transforms.filters import HeuristicsFn, LanguageFn, Normalize
+from pipelines.transforms.fuzzy import FuzzyDedup
+from pipelines.transforms.read import ReadInputs
+from pipelines.transforms.stats import stats_row
+from pipelines.transforms.tokenize import Tokenize
 from pipeline_fixtures import GPT2, doc, english, write_corpus
 
 
@@ -62,7 +62,7 @@ def test_normalize_language_and_heuristics(pipeline):
 
 
 def test_exact_dedup_keeps_the_highest_priority_source(pipeline):
-    from pipelines.dedup import DedupRecords
+    from pipelines.transforms.dedup import DedupRecords
 
     text = english(2)
     docs = [doc("cc/1", text, "cc_2020_50"), doc("wiki/1", text.upper(), "wikipedia"),
@@ -96,7 +96,7 @@ def test_connected_components_fails_loudly_when_not_converged():
 
 
 def test_fuzzy_dedup_removes_near_duplicates_keeping_priority(pipeline):
-    from pipelines.dedup import DedupRecords
+    from pipelines.transforms.dedup import DedupRecords
 
     base = english(4)
     near = base.replace("library", "museum", 1)
@@ -113,7 +113,7 @@ def test_fuzzy_dedup_removes_near_duplicates_keeping_priority(pipeline):
 
 
 def test_dedup_documents_adapter_applies_decisions(pipeline):
-    from pipelines.dedup_documents import DedupDocuments
+    from pipelines.transforms.dedup_documents import DedupDocuments
 
     base, text = english(4), english(2)
     docs = [doc("owt/1", base.replace("library", "museum", 1), "openwebtext2"), doc("wiki/1", base, "wikipedia"),
@@ -158,7 +158,7 @@ def test_tokenize_appends_eod_and_removes_short_documents(pipeline):
 def test_stats_rows_cover_every_outcome():
     import numpy as np
     from curation.document import DeadLetter
-    from pipelines.stats import ROW_SCHEMA
+    from pipelines.transforms.stats import ROW_SCHEMA
 
     kept = (doc("k", "a b c", tokens=4), np.arange(4))
     rem = Removal(doc("r", "x y"), "heuristics", "too_few_words")
