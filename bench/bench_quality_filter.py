@@ -45,10 +45,10 @@ def reaching_quality(root: str) -> list[tuple[str, str]]:
     from curation.language import keep_language, make_identifier
     from curation.normalize import normalize_text
     from curation.readers import read_warc
-    from mtnlg.paths import DATA_MANIFESTS
-    from pipelines.config import load_config
+    from infra.resources import config_path
+    from pipelines.config.job import load_config
 
-    cfg = load_config(str(DATA_MANIFESTS / "sources" / "demo.yaml"), input_root=root)
+    cfg = load_config(config_path("sources", "demo"), input_root=root)
     ident, heur = make_identifier(cfg.language), HeuristicsConfig(**cfg.heuristics)
     out = []
     for spec in cfg.inputs:
@@ -94,7 +94,7 @@ def real_articles(eval_dir: str, extractor: str) -> list[tuple[str, str]]:
 
 
 def train(sample: str, out: str) -> str:
-    from curation import quality_cli
+    from mtnlg.commands import quality as quality_cli
 
     with contextlib.redirect_stdout(io.StringIO()):
         assert quality_cli.main(["train", "--config", "demo", "--input-root", sample, "--output", out]) == 0
@@ -166,10 +166,10 @@ def main(argv=None) -> int:
 
     import curation.quality as quality
     import curation.quality_train as quality_train
-    from mtnlg.paths import DATA_MANIFESTS
-    from pipelines.config import load_config
+    from infra.resources import config_path
+    from pipelines.config.job import load_config
 
-    demo = load_config(str(DATA_MANIFESTS / "sources" / "demo.yaml"), check_paths=False)
+    demo = load_config(config_path("sources", "demo"), check_paths=False)
     cc_extractor = next(s.extractor for s in demo.inputs if s.reader == "warc")
     real = {ex: real_articles(args.eval_dir, ex) for ex in ("trafilatura", cc_extractor)}
     print(f"real English articles kept by language id: " + ", ".join(f"{k} {len(v)}" for k, v in real.items()))

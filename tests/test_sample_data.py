@@ -290,15 +290,15 @@ def test_low_quality_pages_pass_extraction_language_and_heuristics(small):
     from curation.language import keep_language, make_identifier
     from curation.normalize import normalize_text
     from curation.readers import read_warc
-    from mtnlg.paths import DATA_MANIFESTS
+    from infra.resources import config_path
     from mtnlg.sample_data.low_quality import LOW_QUALITY_KINDS
-    from pipelines.config import load_config
+    from pipelines.config.job import load_config
 
     out, gt = small
     planted = {d["id"]: d["kind"] for d in gt["low_quality"]}
     assert {d["kind"] for d in gt["low_quality"]} == set(LOW_QUALITY_KINDS)
     assert {i.split("/")[0] for i in planted} == {"cc_2020_50", "cc_2021_04"}
-    cfg = load_config(str(DATA_MANIFESTS / "sources" / "demo.yaml"), input_root=out)
+    cfg = load_config(config_path("sources", "demo"), input_root=out)
     ident, heur = make_identifier(cfg.language), HeuristicsConfig(**cfg.heuristics)
     verdicts = {}
     for spec in (s for s in cfg.inputs if s.reader == "warc"):
