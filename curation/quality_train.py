@@ -150,6 +150,7 @@ def _raw_warc(fileobj, file_name: str, source: str) -> Iterator[tuple[str, str, 
     from warcio.archiveiterator import ArchiveIterator
 
     from curation.readers import base_name, decode_html
+    from curation.readers.http_body import http_body
 
     try:
         for k, rec in enumerate(ArchiveIterator(fileobj)):
@@ -158,7 +159,7 @@ def _raw_warc(fileobj, file_name: str, source: str) -> Iterator[tuple[str, str, 
             if rec.http_headers.get_statuscode() != "200":
                 continue
             ctype = rec.http_headers.get_header("Content-Type") or ""
-            html = decode_html(rec.content_stream().read(), ctype)
+            html = decode_html(http_body(rec).read(), ctype)  # br too (warcio's fails on it)
             text = extract_plain_text(HTMLTree.parse(html), main_content=False)
             yield f"{source}/{base_name(file_name)}#{k}", source, text
     except Exception:  # a truncated last record ends the file; training needs no dead letters

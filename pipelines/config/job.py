@@ -19,6 +19,7 @@ from typing import Any
 from curation.decontamination import DecontaminationConfig
 from curation.fuzzy_config import FuzzyDedupConfig  # noqa: F401 - re-exported: the dedup.fuzzy section
 from curation.language import LanguageConfig
+from curation.pii import PiiConfig
 from curation.quality import QualityConfig
 from curation.sources import SOURCE_BY_SLUG
 from infra.config import (ConfigError, build_section, check_overrides, check_value, loader_field,
@@ -159,6 +160,9 @@ class CurateConfig:
     input_root: str = ""
     """Root for relative input paths. Default: the config file's folder; ``--input-root``."""
     language: LanguageConfig = field(default_factory=LanguageConfig)
+    pii: PiiConfig = field(default_factory=PiiConfig)
+    """The optional personal-data stage (``curation.pii.PiiConfig``): off unless
+    ``pii.enabled``; runs right after normalization."""
     heuristics: dict[str, Any] = field(default_factory=dict)
     """Overrides of ``curation.heuristics.HeuristicsConfig`` fields."""
     quality: QualityConfig = field(default_factory=QualityConfig)
@@ -175,6 +179,10 @@ class CurateConfig:
     """Per filter stage (``language``, ``heuristics``), sources it passes through unchecked.
     Language id and the Gopher/C4 prose rules misjudge code, LaTeX and Q&A threads (repeated
     "A:" lines), so by default they apply to prose sources only."""
+    id_index: bool = True
+    """Write ``stats/id_index/`` (each document's rows by the hash of its id and URL), so
+    ``mtnlg explain`` reads a few small files instead of every stats file; costs one shuffle
+    of small per-document entries per stage."""
     priority: list[str] | None = None
     """Sources from highest to lowest priority for dedup keep decisions (default:
     ``curation.sources``' order)."""

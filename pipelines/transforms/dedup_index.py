@@ -260,8 +260,14 @@ def _read_part(url: str, sha256: str) -> pa.Table:
     return pq.read_table(io.BytesIO(data))
 
 
+REDIRECTS = "redirects"
+"""``ReadIndex(with_redirects=True)`` output: ``((True, id, source), (kept_id, kept_source, ()))``
+for every older document its own run removed as a near duplicate (``pipelines.transforms.survivors``)."""
+
+
 class ReadIndexPartFn(beam.DoFn):
-    """(part URL, sha256) -> the part's rows as OLDER ``DedupRecord`` s (checksum verified)."""
+    """(part URL, sha256) -> the part's rows as OLDER ``DedupRecord`` s (checksum verified),
+    and to ``redirects`` where each row its run removed went (``dedup_kept`` false)."""
 
     def process(self, part: tuple[str, str]):
         table = _read_part(*part)
@@ -270,21 +276,28 @@ class ReadIndexPartFn(beam.DoFn):
             for row in batch.to_pylist():
                 n += 1
                 yield record_from_row(row)
+                if row.get("dedup_kept") is False and row.get("kept_id") is not None:
+                    yield beam.pvalue.TaggedOutput(REDIRECTS, ((True, row["id"], row["source"]),
+                                                               (row["kept_id"], row["kept_source"], ())))
         count("dedup_against", "all", "index_records_read", n=n)
 
 
 class ReadIndex(beam.PTransform):
-    """Older runs' indices -> their records (``older_node`` s), the parts spread over workers."""
+    """Older runs' indices -> their records (``older_node`` s), the parts spread over workers;
+    with ``with_redirects``: ``{"records": ..., "redirects": ...}`` (``REDIRECTS``)."""
 
-    def __init__(self, indices: list[OlderIndex], label: str | None = None) -> None:
+    def __init__(self, indices: list[OlderIndex], label: str | None = None,
+                 with_redirects: bool = False) -> None:
         super().__init__(label)
         self.parts = [p for ix in indices for p in ix.parts]
+        self.with_redirects = with_redirects
 
     def expand(self, pbegin):
-        return (pbegin
-                | "Parts" >> beam.Create(self.parts)
-                | "Spread" >> beam.Reshuffle()
-                | "Read" >> beam.ParDo(ReadIndexPartFn()))
+        out = (pbegin
+               | "Parts" >> beam.Create(self.parts)
+               | "Spread" >> beam.Reshuffle()
+               | "Read" >> beam.ParDo(ReadIndexPartFn()).with_outputs(REDIRECTS, main="records"))
+        return {"records": out.records, REDIRECTS: out[REDIRECTS]} if self.with_redirects else out.records
 
 
 # -- takedown ------------------------------------------------------------------------------------
