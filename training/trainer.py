@@ -497,12 +497,27 @@ class Trainer:
         state = self.state_dict()
         ckpt.check_shapes(path, {k: tuple(v.shape) for k, v in state["model"].items()})
         saved = ckpt.read_checkpoint_config(path)
+        if saved.get("_weights_only"):  # imported (training.megatron_export): no optimizer
+            self._load_weights_only(path, state, saved)
+            return
         if saved.get("_world_size") != self.world_size:
             log.info("checkpoint from another layout: RNG states not restored")
             state.pop("rng")
         dcp.load(state, checkpoint_id=path)
         self.load_state_dict(state)
         self._last_saved_step = self.step
+
+    def _load_weights_only(self, path: str, state: dict, saved: dict) -> None:
+        model = {"model": state["model"]}
+        dcp.load(model, checkpoint_id=path)
+        ckpt.load_model_state(self.model_parts, model["model"])
+        train = saved.get("_train") or {}
+        self.step = int(train.get("step", 0))
+        self.consumed_tokens = int(train.get("consumed_tokens", 0))
+        self.loader.load_state_dict({"consumed_samples": int(train.get("consumed_samples", 0))})
+        log.warning("%s holds weights only (%s): step %d, %d samples consumed; AdamW starts "
+                    "with empty moments", path, saved.get("_source", "imported"), self.step,
+                    self.loader.consumed_samples)
 
     def export_hf(self, out_dir: str) -> str | None:
         """Write the final weights as a Hugging Face GPT-2 checkpoint with its tokenizer
