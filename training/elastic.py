@@ -76,14 +76,21 @@ class NodeLaunch:
                                  f"{self.rdzv_endpoint!r})")
 
     def launch_config(self):
+        import dataclasses
+
         from torch.distributed.launcher.api import LaunchConfig
 
+        extra = {}
+        if "shutdown_timeout" in {f.name for f in dataclasses.fields(LaunchConfig)}:
+            extra["shutdown_timeout"] = self.shutdown_timeout_s
+        elif self.shutdown_timeout_s != 30:  # torch before the option: fixed at 30 s
+            log.warning("this torch's elastic agent waits a fixed 30 s after SIGTERM; "
+                        "launch.shutdown_timeout_s %d is not applied", self.shutdown_timeout_s)
         return LaunchConfig(
             min_nodes=self.nnodes, max_nodes=self.nnodes, nproc_per_node=self.nproc_per_node,
             rdzv_backend="c10d", rdzv_endpoint=self.rdzv_endpoint or "localhost:0",
             run_id=self.rdzv_id or str(uuid.uuid4()), max_restarts=self.max_restarts,
-            monitor_interval=0.1, start_method="spawn", local_addr=self.local_addr,
-            shutdown_timeout=self.shutdown_timeout_s)
+            monitor_interval=0.1, start_method="spawn", local_addr=self.local_addr, **extra)
 
 
 def run_node(node: NodeLaunch, worker_args: list[str], env: dict[str, str] | None = None) -> int:

@@ -13,9 +13,8 @@ import torch
 from training_fixtures import TOKENIZER, RepeatedDataset
 from training.checkpoint import load_plain_model, verify_checkpoint
 from training.config import TrainConfig
-from training.megatron_export import (MegatronLayout, export_checkpoint, from_megatron,
-                                      import_checkpoint, megatron_vocab, read_megatron,
-                                      to_megatron)
+from training.megatron_export import export_checkpoint, import_checkpoint, read_megatron
+from training.megatron_layout import MegatronLayout, from_megatron, megatron_vocab, to_megatron
 from training.model import GPT, GPTConfig
 from training.trainer import Trainer
 
