@@ -26,7 +26,7 @@ import json
 import logging
 import os
 
-from blending.indexed_dataset import file_sha256
+from infra.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 

@@ -38,7 +38,7 @@ from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model
                                                      set_model_state_dict,
                                                      set_optimizer_state_dict)
 
-from blending.indexed_dataset import file_sha256
+from infra.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 

@@ -185,7 +185,7 @@ def once_per_node(what: str, work):
 def verify_manifest_tokenizer(manifest) -> None:
     """Refuse a manifest whose tokenizer file no longer matches what it records (sha256,
     vocab size, EOD id). A tokenizer path that does not exist here cannot be checked: warn."""
-    from mtnlg.resources import ResourceError, local_path
+    from infra.resources import ResourceError, local_path
 
     path = manifest.tokenizer.path
     try:

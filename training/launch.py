@@ -81,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_config(args: argparse.Namespace):
-    from training.config import TrainConfig, parse_overrides
+    from infra.config import parse_overrides
+    from training.config import TrainConfig
 
     overrides = parse_overrides(args.overrides)
     for flag, setting in (("dp", "parallelism.dp"), ("pp", "parallelism.pp"),
@@ -92,7 +93,7 @@ def resolve_config(args: argparse.Namespace):
             overrides[setting] = getattr(args, flag)
     if args.steps is not None:
         overrides.update({"schedule.train_steps": args.steps, "schedule.train_tokens": None})
-    from mtnlg.resources import config_path
+    from infra.resources import config_path
 
     path = config_path("train", args.config) if args.config else None
     return TrainConfig.from_yaml(path, overrides)
@@ -100,7 +101,7 @@ def resolve_config(args: argparse.Namespace):
 
 def node_launch(args: argparse.Namespace, cfg):
     """How this node's workers are started by the elastic agent (checked before any work)."""
-    from training.config import ConfigError
+    from infra.config import ConfigError
     from training.elastic import NodeLaunch
 
     try:
@@ -161,7 +162,7 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
     workers' environment."""
     from training.data import VERIFIED_ENV, manifest_fingerprint
     from training.parallelize import ParallelDims
-    from training.config import ConfigError
+    from infra.config import ConfigError
 
     p = cfg.parallelism
     try:
@@ -184,8 +185,8 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
 def main(argv: list[str] | None = None) -> int:
     from blending.manifest import ManifestError
     from training.checkpoint import CheckpointError
-    from mtnlg.resources import ResourceError
-    from training.config import ConfigError
+    from infra.resources import ResourceError
+    from infra.config import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)

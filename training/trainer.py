@@ -28,7 +28,8 @@ import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 
 from training import checkpoint as ckpt
-from training.config import ConfigError, TrainConfig
+from infra.config import ConfigError
+from training.config import TrainConfig
 from training.data import (DistributedSampleLoader, StepBatch, build_blended_dataset,
                            manifest_source_names, manifest_tokenizer, once_per_node,
                            open_manifest, verified_by_launcher, verify_manifest_tokenizer)
