@@ -6,8 +6,9 @@
     parallelism:  dp x pp x tp, pipeline schedule, data-parallel strategy, recomputation, compile
     data:         manifest checks, blend index cache
     validation:   held-out loss every N steps and at the end
-    checkpoint:   interval, retention, async save, Hugging Face export
+    checkpoint:   interval, retention, async save, Hugging Face export, resume
     logging:      output folder, metrics.jsonl, TensorBoard
+    launch:       restarts after a failure, shutdown grace period
     seed:         (top level) seeds the model init and the sample order
 
 Defaults are MT-NLG's recipe (REFERENCE.md section 3) where the recipe fixes a value; sizes that
@@ -198,14 +199,23 @@ class ParallelismSection:
               f"must be one of {AC_MODES}", self.activation_checkpoint)
 
 
+VERIFY_SHARDS = ("stamps", "full", "none")
+
+
 @dataclass
 class DataSection:
-    verify_checksums: bool = True
-    """Check every shard's sha256 against the manifest before training (once per node)."""
+    verify_shards: str = "stamps"
+    """Check the shards' sha256s against the manifest before training (once per node):
+    stamps (read only the shards whose verification stamp from `mtnlg stage` / `mtnlg blend`
+    no longer matches the file: start-up does not read the corpus), full (hash every shard), or
+    none (only sizes and headers)."""
     index_cache: str | None = "auto"
     """Folder of the cached sample/blend indices: auto (<manifest folder>/index_cache), a path,
     or null (build in memory on every rank)."""
 
+    def __post_init__(self) -> None:
+        _need(self.verify_shards in VERIFY_SHARDS, "verify_shards",
+              f"must be one of {VERIFY_SHARDS}", self.verify_shards)
 
 
 @dataclass
@@ -233,10 +243,18 @@ class CheckpointSection:
     continues while the files are written. The checksum manifest is written once it finishes."""
     export_hf: bool = False
     """At the end, also write OUTPUT_DIR/hf: a Hugging Face GPT-2 checkpoint with tokenizer."""
+    resume: str | None = "auto"
+    """Where the run starts. auto: from the newest complete, checksum-verified checkpoint in
+    OUTPUT_DIR/checkpoints (a half-written or altered one is skipped; none there: from scratch).
+    A checkpoint folder: from it (it must verify); after a failure the restarted workers
+    continue from the run's own newest checkpoint instead. null: from scratch, and restarts
+    after a failure continue from the run's own newest checkpoint. `--resume DIR` sets it."""
 
     def __post_init__(self) -> None:
         _need(self.interval >= 0, "interval", "must be >= 0", self.interval)
         _need(self.keep_last >= 0, "keep_last", "must be >= 0 (0 keeps all)", self.keep_last)
+        _need(self.resume is None or bool(self.resume.strip()), "resume",
+              "must be auto, a checkpoint folder or null", self.resume)
 
 
 @dataclass
@@ -255,6 +273,22 @@ class LoggingSection:
 
 
 @dataclass
+class LaunchSection:
+    max_restarts: int = 0
+    """Times the elastic agent restarts the workers after one fails (a crashed or killed rank)
+    before the job gives up; restarted workers resume from the newest verified checkpoint.
+    `--max-restarts N` sets it."""
+    shutdown_timeout_s: int = 30
+    """Seconds the agent gives the ranks after SIGTERM (they checkpoint after the current step)
+    before it kills them: at least one step plus one checkpoint save."""
+
+    def __post_init__(self) -> None:
+        _need(self.max_restarts >= 0, "max_restarts", "must be >= 0", self.max_restarts)
+        _need(self.shutdown_timeout_s >= 0, "shutdown_timeout_s", "must be >= 0",
+              self.shutdown_timeout_s)
+
+
+@dataclass
 class TrainConfig:
     model: ModelSection = field(default_factory=ModelSection)
     optimizer: OptimizerSection = field(default_factory=OptimizerSection)
@@ -264,6 +298,7 @@ class TrainConfig:
     validation: ValidationSection = field(default_factory=ValidationSection)
     checkpoint: CheckpointSection = field(default_factory=CheckpointSection)
     logging: LoggingSection = field(default_factory=LoggingSection)
+    launch: LaunchSection = field(default_factory=LaunchSection)
     seed: int = 1234
     """Seeds the model init (per parameter, layout independent) and the blended sample order."""
 

@@ -86,7 +86,9 @@ def test_yaml_with_cli_overrides(tmp_path):
     (dict(data_parallel="allreduce"), "parallelism.data_parallel"),
     ({"checkpoint.keep_last": -1}, "checkpoint.keep_last"),
     ({"validation.interval": -1}, "validation.interval"),
-    (dict(verify_checksums="no"), "data.verify_checksums"),  # a string is not a bool
+    (dict(verify_shards="sometimes"), "data.verify_shards"),
+    (dict(verify_shards=True), "data.verify_shards"),  # a bool is not a mode
+    (dict(max_restarts=-1), "launch.max_restarts"),
     (dict(train_steps=2.5), "schedule.train_steps"),
 ])
 def test_validation_errors_name_the_setting(kw, named):
