@@ -7,8 +7,8 @@ browser, so a script that builds HTML in strings (``'<div>'`` opened, ``'<\\/div
 escaped) adds nothing.  Depth follows the browser's rules closely enough never to exceed the
 depth of the tree a browser builds: an end tag closes the elements opened after its start tag
 (``<div><span></div>`` leaves nothing open), an end tag with no open start tag is ignored,
-void and implied-end elements (``<br>``, ``<p>``, ``<li>``, ``<td>``, ...) never deepen, and a
-new ``<a>`` closes an open one.  One linear scan; no parser (a parser is quadratic in depth on
+void and implied-end elements (``<br>``, ``<p>``, ``<li>``, ``<td>``, ...) never deepen but an
+implied-end element closes what was opened inside it, and a new ``<a>`` closes an open one.  One linear scan; no parser (a parser is quadratic in depth on
 hostile input: 100,000 nested divs take Lexbor 20 s).
 """
 from __future__ import annotations
@@ -27,16 +27,18 @@ MAX_JUSTEXT_BLOCKS = 2000
 one-word ``<p>``s take seconds, 20,000 minutes.  Pages that open more paragraph elements are
 extracted with a linear extractor instead; real pages stay far below (hundreds)."""
 
-_TOKEN_RE = re.compile(rb"<!--|<(/?)([a-zA-Z][a-zA-Z0-9:-]*)(?:\s[^<>]*?)?(/?)>")
+_TOKEN_RE = re.compile(rb"<!--|<(/?)([a-zA-Z][a-zA-Z0-9:-]*)")
+_TAG_END_RE = re.compile(rb"[>\"']")
 # Elements whose content is text to a browser: skipped to their end tag.
 _RAW_TEXT = frozenset(b"script style textarea title xmp iframe noembed noframes noscript".split())
 # Elements whose content is not rendered as the page's tree (or is foreign markup with its own
 # rules): skipped to the matching end tag, counting nested ones.
 _NESTED_SKIP = frozenset(b"template svg math".split())
-_VOID = frozenset(
-    b"area base br col embed hr img input link meta param source track wbr keygen "
-    b"p li td th tr dt dd option optgroup tbody thead tfoot colgroup rt rp".split())
-"""Void elements, and elements whose end is implied by their next sibling: never deeper."""
+_VOID = frozenset(b"area base br col embed hr img input link meta param source track wbr keygen".split())
+_IMPLIED_END = frozenset(b"p li td th tr dt dd option optgroup tbody thead tfoot colgroup rt rp".split())
+"""Elements whose end is implied by their next sibling: not counted as a level (an unclosed
+``<p>`` per paragraph is normal), but they close what was opened inside them, as a browser
+does: ``<p><strong>a<p>b`` leaves no ``<strong>`` open."""
 _REOPEN_CLOSES = frozenset(b"a button nobr form".split())
 _BLOCK_NAMES = frozenset(
     b"blockquote body br caption center col colgroup dd div dl dt fieldset form h1 h2 h3 h4 h5 h6 "
@@ -64,6 +66,21 @@ def _skip_nested(data: bytes, name: bytes, pos: int) -> int:
     return len(data) if close < 0 else close + 1
 
 
+def _tag_end(data: bytes, pos: int) -> int:
+    """Position just after the ``>`` that ends the tag whose attributes start at pos, skipping
+    quoted values (``data-x="<strong>..."`` holds no tag); -1 when the tag never ends."""
+    while True:
+        m = _TAG_END_RE.search(data, pos)
+        if m is None:
+            return -1
+        if m.group(0) == b">":
+            return m.end()
+        close = data.find(m.group(0), m.end())
+        if close < 0:
+            return -1
+        pos = close + 1
+
+
 def _tags(data: bytes) -> Iterator[tuple[bool, bytes, bool]]:
     """``(closing, lowercase name, self_closing)`` of every tag a browser would parse as one."""
     pos = 0
@@ -77,8 +94,11 @@ def _tags(data: bytes) -> Iterator[tuple[bool, bytes, bool]]:
                 return
             pos = end + 3
             continue
-        closing, name, selfc = m.group(1) == b"/", m.group(2).lower(), m.group(3) == b"/"
-        pos = m.end()
+        closing, name = m.group(1) == b"/", m.group(2).lower()
+        pos = data.find(b">", m.end()) + 1 if closing else _tag_end(data, m.end())
+        if pos <= 0:
+            return  # an unterminated tag swallows the rest of the page, as in a browser
+        selfc = data[pos - 2:pos - 1] == b"/"
         if not closing:
             if name in _RAW_TEXT:
                 end = _end_re(name).search(data, pos)
@@ -104,30 +124,36 @@ def markup_depth(html: str | bytes, limit: int | None = None) -> int:
     data = html.encode("utf-8", "ignore") if isinstance(html, str) else html
     stack: list[bytes] = []
     open_count: dict[bytes, int] = {}
+    markers = 0  # implied-end elements on the stack: scopes, not levels
     deepest = 0
+
+    def close(name: bytes) -> int:
+        closed_markers = 0
+        while True:
+            top = stack.pop()
+            open_count[top] -= 1
+            closed_markers += top in _IMPLIED_END
+            if top == name:
+                return closed_markers
+
     for closing, name, selfc in _tags(data):
         if name in _VOID:
             continue
         if closing:
             if open_count.get(name):
-                while True:
-                    top = stack.pop()
-                    open_count[top] -= 1
-                    if top == name:
-                        break
+                markers -= close(name)
             continue
         if selfc and name in _NESTED_SKIP or name in _RAW_TEXT:
             continue
-        if name in _REOPEN_CLOSES and open_count.get(name):
-            while True:
-                top = stack.pop()
-                open_count[top] -= 1
-                if top == name:
-                    break
+        if (name in _REOPEN_CLOSES or name in _IMPLIED_END) and open_count.get(name):
+            markers -= close(name)
         stack.append(name)
         open_count[name] = open_count.get(name, 0) + 1
-        if len(stack) > deepest:
-            deepest = len(stack)
+        if name in _IMPLIED_END:
+            markers += 1
+            continue
+        if len(stack) - markers > deepest:
+            deepest = len(stack) - markers
             if limit is not None and deepest > limit:
                 return deepest
     return deepest
