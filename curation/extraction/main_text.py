@@ -219,6 +219,7 @@ def extract_main_text(html: str, params: MainTextParams = DEFAULT_PARAMS) -> str
     in_best = _link_lists(tree, best)
     in_region = _link_lists(tree, region, skip=best)
     end, end_region = page.end[best], page.end[region]
+    inside = {page.paragraphs[k].text for k in kept if best <= page.paragraphs[k].element < end}
     decided = []
     for k in kept:
         p = page.paragraphs[k]
@@ -226,6 +227,7 @@ def extract_main_text(html: str, params: MainTextParams = DEFAULT_PARAMS) -> str
         linky = p.links > params.max_link_density * len(p.text)
         if best <= i < end:
             decided.append((p, not linky and not in_best[i]))
-        elif region <= i < end_region and values[k] >= params.extend_min_value:
+        elif region <= i < end_region and values[k] >= params.extend_min_value and p.text not in inside:
+            # (a standfirst that repeats the first paragraph is not added twice)
             decided.append((p, not linky and not in_region[i]))
     return "\n\n".join(p.text for p in _drop_empty_sections(decided))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from curation.extraction.vocabulary import BLOCK_TAGS, NOT_TEXT, classify
+from curation.extraction.vocabulary import BLOCK_TAGS, CELL_SEPARATOR, CELLS, NOT_TEXT, classify
 
 _INVISIBLE = str.maketrans("", "", "\u00ad\u200b\u200c\u200d\u2060\ufeff")  # soft hyphen, zero widths
 _IN_LINK, _IN_TIME = 1, 2
@@ -89,6 +89,10 @@ class _Collector:
     def br(self) -> None:
         self.parts.append("\n")
 
+    def cell(self) -> None:
+        if self.parts and not self.parts[-1].isspace():
+            self.parts.append(CELL_SEPARATOR)
+
     def flush(self, new_owner: int) -> None:
         if not self.parts:
             self.owner = new_owner
@@ -142,6 +146,8 @@ def read_page(html: str) -> Page | None:
         block = tag in BLOCK_TAGS
         if block:
             out.flush(index)
+        elif tag in CELLS:
+            out.cell()
         flags = frame[2] | (_IN_LINK if tag == "a" else 0) | (_IN_TIME if tag == "time" else 0)
         stack.append([node.child, index, flags, block])
     out.flush(0)

@@ -16,15 +16,21 @@ from __future__ import annotations
 import re
 
 NOT_TEXT = frozenset(
-    "script style noscript template svg math iframe object embed canvas button select option "
+    "script style template svg math iframe object embed canvas button select option "
     "input textarea head title meta link video audio map area picture source figcaption".split())
-"""Elements whose content is never main text (captions go too: credits and photo notes)."""
+"""Elements whose content is never main text (captions go too: credits and photo notes).
+``<noscript>`` is text: what a browser without scripts shows, often the whole article of a
+page that renders it with JavaScript (Blogger)."""
 
 BLOCK_TAGS = frozenset(
-    "p div section article main h1 h2 h3 h4 h5 h6 li ul ol dl dt dd table tr td th tbody thead "
+    "p div section article main h1 h2 h3 h4 h5 h6 li ul ol dl dt dd table tr tbody thead "
     "tfoot caption blockquote pre figure header footer aside nav form fieldset address hr details "
     "summary center body html legend".split())
-"""Elements that end the paragraph before them and start a new one."""
+"""Elements that end the paragraph before them and start a new one.  A table row is one
+paragraph, its cells separated by ``CELL_SEPARATOR`` (a cell per line would make every
+table look like a page of repeated short lines to the Gopher repetition rules)."""
+CELLS = frozenset("td th".split())
+CELL_SEPARATOR = " | "
 
 HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
 TEXT_BLOCKS = frozenset("p h1 h2 h3 h4 h5 h6 li dd dt td th pre blockquote caption".split())
