@@ -17,7 +17,8 @@ The design (docs/extraction.md has the measurements behind each step):
    ``itemprop=articleBody``) holding ``body_hint_share`` of the value wins over the climb.
 5. Keep every paragraph of that element, except link-dense ones (``max_link_density``), the
    ones in link-dense sub-containers (lists of related links with their heading), dates alone
-   (``<time>``) and headings whose section kept nothing.  Paragraphs up to ``extend_levels``
+   (``<time>``), image captions (credits, photo notes; unless captions hold most of the page's
+   text: a gallery) and headings whose section kept nothing.  Paragraphs up to ``extend_levels``
    levels around it are kept too when they are substantial prose (``extend_min_value``): leads
    and standfirsts often sit just outside the body container.
 """
@@ -208,7 +209,12 @@ def extract_main_text(html: str, params: MainTextParams = DEFAULT_PARAMS) -> str
     page = read_page(html)
     if page is None or not page.paragraphs:
         return ""
-    page.paragraphs = [p for p in page.paragraphs if p.timed < params.time_share * len(p.text)]
+    captions = sum(p.captioned for p in page.paragraphs)
+    gallery = 2 * captions > sum(len(p.text) for p in page.paragraphs)  # captions ARE the text
+    if gallery:  # "slide-caption" names them furniture; here they are the article
+        page.furniture = [f and t != "figcaption" for f, t in zip(page.furniture, page.tags)]
+    page.paragraphs = [p for p in page.paragraphs if p.timed < params.time_share * len(p.text)
+                       and (gallery or 2 * p.captioned < len(p.text))]
     values = [len(p.text) - params.link_cost * p.links - params.paragraph_cost for p in page.paragraphs]
     tree = _Tree(page, values, params)
     best, kept = _choose(tree)

@@ -10,7 +10,8 @@ browser builds) and walks it once, iteratively (no recursion limit), into flat l
   how many of its characters sit in links and in ``<time>`` elements.
 
 Hidden elements (``hidden``, ``aria-hidden="true"``, inline ``display:none``) and everything in
-``NOT_TEXT`` are skipped; ``<br>`` becomes a line break inside its paragraph.
+``NOT_TEXT`` are skipped; ``<br>`` becomes a line break inside its paragraph; the characters in
+``<figcaption>`` are counted (``curation.extraction.main_text`` decides about captions).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from curation.extraction.vocabulary import BLOCK_TAGS, CELL_SEPARATOR, CELLS, NOT_TEXT, classify
 
 _INVISIBLE = str.maketrans("", "", "\u00ad\u200b\u200c\u200d\u2060\ufeff")  # soft hyphen, zero widths
-_IN_LINK, _IN_TIME = 1, 2
+_IN_LINK, _IN_TIME, _IN_CAPTION = 1, 2, 4
 
 
 @dataclass
@@ -29,6 +30,7 @@ class Paragraph:
     text: str
     links: int  # characters inside <a>
     timed: int  # characters inside <time>
+    captioned: int  # characters inside <figcaption>
 
 
 @dataclass
@@ -75,6 +77,7 @@ class _Collector:
         self.parts: list[str] = []
         self.links = 0
         self.timed = 0
+        self.captioned = 0
 
     def text(self, t: str, flags: int) -> None:
         # Source newlines are layout, not breaks: <br> adds the only "\n" (see ``br``).
@@ -85,6 +88,8 @@ class _Collector:
                 self.links += n
             if flags & _IN_TIME:
                 self.timed += n
+            if flags & _IN_CAPTION:
+                self.captioned += n
 
     def br(self) -> None:
         self.parts.append("\n")
@@ -100,8 +105,8 @@ class _Collector:
         text = _clean(self.parts)
         if text:
             self.page.paragraphs.append(Paragraph(self.owner, self.page.tags[self.owner], text,
-                                                  self.links, self.timed))
-        self.owner, self.parts, self.links, self.timed = new_owner, [], 0, 0
+                                                  self.links, self.timed, self.captioned))
+        self.owner, self.parts, self.links, self.timed, self.captioned = new_owner, [], 0, 0, 0
 
 
 def read_page(html: str) -> Page | None:
@@ -148,7 +153,8 @@ def read_page(html: str) -> Page | None:
             out.flush(index)
         elif tag in CELLS:
             out.cell()
-        flags = frame[2] | (_IN_LINK if tag == "a" else 0) | (_IN_TIME if tag == "time" else 0)
+        flags = (frame[2] | (_IN_LINK if tag == "a" else 0) | (_IN_TIME if tag == "time" else 0)
+                 | (_IN_CAPTION if tag == "figcaption" else 0))
         stack.append([node.child, index, flags, block])
     out.flush(0)
     return page

@@ -17,8 +17,8 @@ import re
 
 NOT_TEXT = frozenset(
     "script style template svg math iframe object embed canvas button select option "
-    "input textarea head title meta link video audio map area picture source figcaption".split())
-"""Elements whose content is never main text (captions go too: credits and photo notes).
+    "input textarea head title meta link video audio map area picture source".split())
+"""Elements whose content is never main text.
 ``<noscript>`` is text: what a browser without scripts shows, often the whole article of a
 page that renders it with JavaScript (Blogger)."""
 
@@ -57,9 +57,11 @@ _FURNITURE_STEMS = (
 )
 _FURNITURE_WORDS = frozenset("ad ads nav tags bio skip".split())
 # A class name that also names the content ("comment-content", "article-body") is not
-# furniture, nor is a layout modifier ("has-sidebar", "sidebar-layout", "no-comments").
+# furniture, nor is a modifier saying that a container HAS furniture ("has-sidebar",
+# "sidebar-layout", "no-comments", "with-ads"); a wrapper OF furniture ("sidebar-wrapper",
+# "author-box-wrap") is furniture.
 _CONTENT_WORDS = frozenset("content article main body entry text story".split())
-_LAYOUT_WORDS = frozenset("layout wrapper wrap container col row grid has with no parent template".split())
+_LAYOUT_WORDS = frozenset("layout has with no parent template".split())
 # The article body: a class name with a kind of document and a part of it ("entry-content",
 # "post-body", "article__text", "storyBody").
 _DOC_KINDS = frozenset("article post entry story news blog".split())

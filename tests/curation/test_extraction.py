@@ -184,3 +184,23 @@ def test_read_warc_keeps_a_page_whose_script_holds_html():
         assert not (isinstance(out, Removal) and out.reason == "markup_too_deep"), extractor
         if extractor == "main_text":
             assert isinstance(out, Document) and PROSE.strip() in out.text
+
+
+def test_other_language_pages_reach_language_id_with_their_text():
+    """Through the WARC reader a German page is not "empty after extraction" (no English stop
+    list): it keeps its text, and the language stage removes it as wrong_language."""
+    import io
+
+    from curation.document import Document
+    from curation.language import LanguageConfig, LanguageIdentifier, keep_language
+    from tests.curation.test_readers_warc import html_response, read_warc, warc
+
+    ident, cfg = LanguageIdentifier(), LanguageConfig()
+    german = [n for n, item in PAGES.items() if item["lang"] == "German"]
+    assert german
+    for name in german:
+        data = warc([html_response(page=page_html(name))])
+        (doc,) = read_warc(io.BytesIO(data), "/cc/x.warc.gz", "cc_2020_50", "main_text")
+        assert isinstance(doc, Document) and len(doc.text) > 200
+        lang, score = ident.predict(doc.text)
+        assert lang == "de" and keep_language(lang, score, cfg).reason == "wrong_language"
