@@ -121,10 +121,10 @@ def beam_ingest(root: str, workers: int) -> tuple[float, int]:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from curation.language import LanguageConfig
-    from pipelines.common import ApplyFilter
-    from pipelines.config import InputSpec
-    from pipelines.filters import HeuristicsFn, LanguageFn, Normalize
-    from pipelines.read import ReadInputs
+    from pipelines.transforms.filter_fn import ApplyFilter
+    from pipelines.config.job import InputSpec
+    from pipelines.transforms.filters import HeuristicsFn, LanguageFn, Normalize
+    from pipelines.transforms.read import ReadInputs
 
     opts = PipelineOptions(["--runner=FnApiRunner", "--direct_running_mode=multi_processing",
                             f"--direct_num_workers={workers}"])

@@ -42,15 +42,16 @@ def main(argv=None) -> int:
 
     import apache_beam as beam
 
-    from curation import quality_cli
+    from mtnlg.commands import quality as quality_cli
     from curation.document import Document
     from curation.normalize import normalize_text
-    from curation.quality import QualityConfig, QualityScorer, file_sha256, preprocess
+    from curation.quality import QualityConfig, QualityScorer, preprocess
+    from infra.hashing import file_sha256
     from curation.quality_train import TrainInput, read_inputs
-    from mtnlg.paths import DATA_MANIFESTS
+    from infra.resources import config_path
     from mtnlg.sample_data import write_sample_corpus
-    from pipelines.common import ApplyFilter
-    from pipelines.quality import QualityFn
+    from pipelines.transforms.filter_fn import ApplyFilter
+    from pipelines.transforms.quality import QualityFn
 
     tmp = tempfile.mkdtemp(prefix="bench_quality_")
     sample, out = os.path.join(tmp, "sample"), os.path.join(tmp, "model")
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
     with open(os.devnull, "w") as devnull:
         stdout, sys.stdout = sys.stdout, devnull
         try:
-            quality_cli.main(["train", "--config", str(DATA_MANIFESTS / "quality" / "demo.yaml"),
+            quality_cli.main(["train", "--config", config_path("quality", "demo"),
                               "--input-root", sample, "--output", out])
         finally:
             sys.stdout = stdout

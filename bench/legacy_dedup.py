@@ -1,5 +1,5 @@
 """FROZEN COPY of the dedup transforms as they were before issue 16 (commit 775b1de:
-pipelines/dedup.py, pipelines/components.py, pipelines/fuzzy.py, with imports adjusted), kept
+pipelines/transforms/dedup.py, pipelines/transforms/components.py, pipelines/transforms/fuzzy.py, with imports adjusted), kept
 only so ``bench_dedup_shuffle.py`` can run the old design side by side with the new one on the
 same corpus.  Not used by the pipeline; do not extend.
 
@@ -19,10 +19,11 @@ import xxhash
 from curation.document import Document, Removal
 from curation.exact_dedup import keep_rank, priority_map, text_hash
 from curation.fuzzy_config import FuzzyDedupConfig
-from pipelines.common import REMOVED, count, timed
+from pipelines.transforms.outputs import REMOVED, count
+from pipelines.transforms.timing import timed
 # unchanged since then: the baseline shares them with the live components
-from pipelines.components import _CheckStar, _count
-from pipelines.dedup_stats import KEPT_REASON, group_row
+from pipelines.transforms.components import _CheckStar, _count
+from pipelines.transforms.dedup_stats import KEPT_REASON, group_row
 
 GROUPS = "groups"
 INPUTS = "inputs"
@@ -34,7 +35,7 @@ def _band_keys16(sig, bands, rows):
     return [(i, xxhash.xxh3_128_digest(sig[i * rows : (i + 1) * rows].tobytes())) for i in range(bands)]
 
 
-# ---- old pipelines/dedup.py ----------------------------------------------------------------
+# ---- old pipelines/transforms/dedup.py ----------------------------------------------------------------
 class KeepBestFn(beam.DoFn):
     """(hash, documents) -> the best document; the rest to ``removed``; group rows to ``groups``."""
 
@@ -87,7 +88,7 @@ class ExactDedup(beam.PTransform):
         inputs = docs | "InputSources" >> beam.Map(lambda d: ("exact", d.source))
         return {"kept": out.kept, "removed": out[REMOVED], "groups": out[GROUPS], INPUTS: inputs}
 
-# ---- old pipelines/components.py -----------------------------------------------------------
+# ---- old pipelines/transforms/components.py -----------------------------------------------------------
 def _large_star(element: tuple[Any, Iterable[Any]]):
     """Connect every larger neighbour of u to the smallest node of u's closed neighbourhood."""
     u, nbrs = element
@@ -170,7 +171,7 @@ class ConnectedComponents(beam.PTransform):
             | "CheckStars" >> beam.ParDo(_CheckStar(self.rounds, self.setting))
         )
 
-# ---- old pipelines/fuzzy.py ----------------------------------------------------------------
+# ---- old pipelines/transforms/fuzzy.py ----------------------------------------------------------------
 def band_layout(cfg: FuzzyDedupConfig) -> tuple[int, int]:
     """(bands, rows) from the config, or datasketch's optimal rule for (threshold, num_perm)."""
     from curation.lsh import lsh_params

@@ -8,7 +8,7 @@
 - ``blending.blend_index``: the greedy blend index, exact and vectorized (parallel in time)
 - ``blending.sample_index``: one source's document/sample/shuffle indices from lengths alone
 - ``blending.index_cache``: indices cached on disk by input hash, memory-mapped on reuse
-- ``blending.cli``: ``mtnlg blend``
+- ``mtnlg.commands.blend``: ``mtnlg blend``
 
 Nothing is imported here so ``import blending.spec`` stays cheap.
 """

@@ -79,15 +79,6 @@ def idx_path(prefix: str) -> str:
     return prefix + ".idx"
 
 
-def file_sha256(path: str, chunk: int = 1 << 20) -> str:
-    """Hex sha256 of a file, streamed."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
-
-
 @dataclass(frozen=True)
 class ShardInfo:
     """What ``IndexedDatasetWriter.finalize`` wrote: enough for a manifest entry."""

@@ -13,7 +13,7 @@ Task files are read from local storage (benchmarks cannot be downloaded at run t
   (every split is read unless ``split`` is given).
 
 ``TaskSource`` names a task and where its rows are; ``read_task_texts`` yields
-``(task, text)`` pairs for ``curation.decontamination.build_task_ngrams`` (``pipelines.task_files``
+``(task, text)`` pairs for ``curation.decontamination.build_task_ngrams`` (``pipelines.storage.task_files``
 reads the same sources through Beam's FileSystems, remote URLs included).  Texts are yielded
 raw: ``build_task_ngrams`` normalises them exactly as documents are normalised.
 """

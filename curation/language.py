@@ -11,7 +11,7 @@ from curation.lazy_model import LazyModel
 
 def bundled_model_path() -> str:
     """Path of the ``lid.176.ftz`` shipped with this process's installation of the package."""
-    from mtnlg import resources
+    from infra import resources
 
     try:
         return resources.local_path(resources.LANGUAGE_MODEL)
@@ -39,11 +39,11 @@ class LanguageConfig:
 
     def __post_init__(self) -> None:
         if not self.allowed:
-            raise ValueError("LanguageConfig.allowed must list at least one language code")
+            raise ValueError("allowed: list at least one language code")
         if not 0.0 <= self.min_score <= 1.0:
-            raise ValueError(f"LanguageConfig.min_score must be in [0, 1], got {self.min_score}")
+            raise ValueError(f"min_score: must be in [0, 1], got {self.min_score}")
         if self.max_chars < 1:
-            raise ValueError(f"LanguageConfig.max_chars must be >= 1, got {self.max_chars}")
+            raise ValueError(f"max_chars: must be >= 1, got {self.max_chars}")
 
 
 class LanguageIdentifier(LazyModel):
@@ -60,7 +60,7 @@ class LanguageIdentifier(LazyModel):
             import fasttext
 
             # fasttext prints a deprecation warning to stderr on load_model; harmless.
-            from mtnlg.resources import local_path
+            from infra.resources import local_path
 
             path = local_path(self.model_path) if self.model_path else bundled_model_path()
             self._model = fasttext.load_model(path)

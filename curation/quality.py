@@ -10,16 +10,16 @@
   documents on any runner and any number of workers.  ``P(keep) = (2 - score) ** -alpha``: a
   document scored 1 is always kept, one scored 0.5 with alpha 9 is kept 2.6% of the time.
 
-Nothing here imports Beam; ``pipelines.quality`` wraps it.
+Nothing here imports Beam; ``pipelines.transforms.quality`` wraps it.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass, field
 
 import xxhash
 
+from infra.hashing import file_sha256
 from curation.document import FilterResult
 from curation.lazy_model import LazyModel
 
@@ -62,17 +62,15 @@ class QualityConfig:
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
-            raise ValueError(f"quality.rule: {self.rule!r} is not one of {RULES}")
+            raise ValueError(f"rule: {self.rule!r} is not one of {RULES}")
         if not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"quality.threshold: must be in [0, 1], got {self.threshold!r}")
+            raise ValueError(f"threshold: must be in [0, 1], got {self.threshold!r}")
         if not self.alpha > 0:
-            raise ValueError(f"quality.alpha: must be > 0, got {self.alpha!r}")
-        if not isinstance(self.max_chars, int) or self.max_chars < 1:
-            raise ValueError(f"quality.max_chars: must be a positive integer, got {self.max_chars!r}")
-        if isinstance(self.sources, str):
-            self.sources = [self.sources]
+            raise ValueError(f"alpha: must be > 0, got {self.alpha!r}")
+        if self.max_chars < 1:
+            raise ValueError(f"max_chars: must be a positive integer, got {self.max_chars!r}")
         if self.enabled and not self.model_path:
-            raise ValueError("quality.model_path: required when quality.enabled is true "
+            raise ValueError("model_path: required when quality.enabled is true "
                              "(train one with `mtnlg quality train`)")
 
 
@@ -82,14 +80,6 @@ def preprocess(text: str, max_chars: int = 20_000) -> str:
     fastText splits words on ASCII whitespace itself, so only line breaks are replaced: a
     split/join would cost as much as the prediction (bench/bench_quality.py)."""
     return text[:max_chars].lower().replace("\r", " ").replace("\n", " ").strip()
-
-
-def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def load_model(path: str, expected_sha256: str | None = None):

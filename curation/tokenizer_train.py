@@ -1,4 +1,4 @@
-"""``mtnlg tokenizer train``: a byte-level BPE tokenizer of your own, trained on curated text.
+"""A byte-level BPE tokenizer of your own, trained on curated text.
 
 MT-NLG used GPT-2's vocabulary (bundled, the default everywhere). Users who want their own
 train one here on curated documents and pass its ``tokenizer.json`` to ``mtnlg curate``; its
@@ -7,10 +7,10 @@ sha256 and vocabulary size then travel through run.json into the manifest like G
 Examples::
 
     # curated documents of a run (the Parquet ``text`` column)
-    python -m curation.tokenizer_train 'RUN/documents/*/*.parquet' --vocab-size 32000 \\
+    mtnlg tokenizer train 'RUN/documents/*/*.parquet' --vocab-size 32000 \\
         --output my_tokenizer/tokenizer.json
     # plain text files (one document per file)
-    python -m curation.tokenizer_train corpus/*.txt --vocab-size 8000 --output tok.json
+    mtnlg tokenizer train corpus/*.txt --vocab-size 8000 --output tok.json
 
 The result has GPT-2's layout: byte-level pre-tokenizer without a prefix space (every byte is
 in the initial alphabet, so any text encodes with no unknown token), byte-level decoder, and
@@ -20,13 +20,11 @@ sha256.
 """
 from __future__ import annotations
 
-import argparse
 import glob
 import os
-import sys
 from typing import Iterator, Sequence
 
-from curation.tokenizer import EOD_TOKEN, load_tokenizer, save_tokenizer_json
+from curation.tokenizer import EOD_TOKEN
 
 PARQUET_BATCH_ROWS = 4096
 
@@ -85,44 +83,3 @@ def train_bpe(texts: Iterator[str], vocab_size: int, min_frequency: int = 2) -> 
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(texts, trainer=trainer)
     return tok
-
-
-def build_parser(prog: str = "mtnlg tokenizer train") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("inputs", nargs="+", metavar="INPUT",
-                   help="Parquet files (text column), text files, folders or globs, e.g. "
-                        "'RUN/documents/*/*.parquet'")
-    p.add_argument("--output", required=True, metavar="PATH",
-                   help="tokenizer.json to write (a folder means FOLDER/tokenizer.json)")
-    p.add_argument("--vocab-size", type=int, default=50257,
-                   help="vocabulary size including <|endoftext|> (default 50257, GPT-2's)")
-    p.add_argument("--min-frequency", type=int, default=2,
-                   help="a pair must occur this often to be merged (default 2)")
-    p.add_argument("--text-column", default="text", help="Parquet column holding the text")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    output = args.output
-    if os.path.isdir(output) or output.endswith(os.sep):
-        output = os.path.join(output, "tokenizer.json")
-    try:
-        files = expand_inputs(args.inputs)
-        tok = train_bpe(iter_texts(files, args.text_column), args.vocab_size, args.min_frequency)
-    except (FileNotFoundError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    os.makedirs(os.path.dirname(os.path.abspath(output)), exist_ok=True)
-    sha = save_tokenizer_json(tok, output)
-    info = load_tokenizer(output).info()
-    assert info["sha256"] == sha
-    print(f"trained on {len(files)} file(s): vocab_size={info['vocab_size']} "
-          f"eod_id={info['eod_id']} sha256={sha}")
-    print(f"wrote {output}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -13,20 +13,21 @@ import sys
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "sample-data": ("mtnlg.sample_data", "main", "write the embedded sample corpus in the real raw formats"),
     "curate": ("pipelines.curate", "run", "run the Beam curation job: read, clean, filter, dedup, decontaminate, tokenize, shard"),
-    "quality": ("curation.quality_cli", "main", "train and evaluate the fastText quality classifier (train | eval)"),
-    "tokenizer": ("mtnlg.cli", "tokenizer_main", "train a byte-level BPE tokenizer on curated text (train)"),
-    "stage": ("pipelines.stage_run", "main", "copy a curated RUN from object storage to a local folder, verifying shard checksums"),
-    "takedown": ("pipelines.takedown", "main", "remove documents (ids or URLs) from a curated RUN, rewriting only the shards that held them"),
-    "blend": ("blending.cli", "main", "join a blend spec with curated runs into a training manifest"),
+    "quality": ("mtnlg.commands.quality", "main", "train and evaluate the fastText quality classifier (train | eval)"),
+    "tokenizer": ("mtnlg.commands.tokenizer", "dispatch", "train a byte-level BPE tokenizer on curated text (train)"),
+    "stage": ("pipelines.runfolder.stage_run", "main", "copy a curated RUN from object storage to a local folder, verifying shard checksums"),
+    "takedown": ("pipelines.runfolder.takedown", "main", "remove documents (ids or URLs) from a curated RUN, rewriting only the shards that held them"),
+    "explain": ("mtnlg.commands.explain", "main", "one document's story in a curated RUN: source, every stage with scores and thresholds, why removed or where in the shards"),
+    "blend": ("mtnlg.commands.blend", "main", "join a blend spec with curated runs into a training manifest"),
     "train": ("training.launch", "main", "train the bundled GPT from a blend manifest (torchrun, dp x pp x tp)"),
-    "eval": ("training.eval.cli", "main", "zero/one/few-shot accuracy of trainer checkpoints (LAMBADA, PiQA, HellaSwag, ...)"),
+    "eval": ("mtnlg.commands.eval", "main", "zero/one/few-shot accuracy of trainer checkpoints (LAMBADA, PiQA, HellaSwag, ...)"),
     "dashboard": ("mtnlg.dashboard", "main", "render a self-contained HTML dashboard of one or two runs"),
     "demo": ("mtnlg.demo", "main", "all of the above on the embedded sample corpus, end to end"),
 }
 
 # Commands that run Beam: their terminal logging is set up before Beam is imported (the others,
 # e.g. train, configure their own logging).
-BEAM_COMMANDS = ("curate", "stage", "takedown")
+BEAM_COMMANDS = ("curate", "stage", "takedown", "explain")
 
 
 def _usage() -> str:
@@ -44,21 +45,6 @@ def _usage() -> str:
     return "\n".join(lines)
 
 
-def tokenizer_main(argv: list[str]) -> int:
-    """`mtnlg tokenizer train ...`: the subcommand layer over ``curation.tokenizer_train``."""
-    if not argv or argv[0] in ("-h", "--help"):
-        print("usage: mtnlg tokenizer train INPUT [INPUT ...] --output DIR|FILE [options]\n\n"
-              "Train a byte-level BPE tokenizer (tokenizer.json) on text files or RUN/documents\n"
-              "Parquet. Run `mtnlg tokenizer train --help` for the options.")
-        return 0
-    if argv[0] != "train":
-        print(f"mtnlg tokenizer: unknown subcommand {argv[0]!r} (expected: train)", file=sys.stderr)
-        return 2
-    from curation import tokenizer_train
-
-    return tokenizer_train.main(argv[1:])
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help", "help"):
@@ -70,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     module_name, func_name, _ = COMMANDS[command]
     if command in BEAM_COMMANDS:
-        from pipelines.cli_options import console_logging
+        from pipelines.config.options import console_logging
 
         console_logging()  # before the command imports Beam: short WARNING lines, no import noise
     func = getattr(importlib.import_module(module_name), func_name)

@@ -10,7 +10,7 @@ documents are and only shuffles small records (file names, hashes, decisions, pa
 so on the local runner no process holds more than a stage's small records.  A builder takes the
 stage's input part URLs as a PCollection and returns its output part URLs, so the same builders
 make one Beam job (``curate`` default) or one job per stage (``--staged``, ``--resume``).
-Everything goes to ``env.out_dir``, the stage's staging folder (``pipelines.commit``).
+Everything goes to ``env.out_dir``, the stage's staging folder (``pipelines.runfolder.commit``).
 """
 from __future__ import annotations
 
@@ -18,9 +18,11 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 
-from pipelines.common import DEAD_LETTER, REMOVED
-from pipelines.config import CurateConfig
-from pipelines.sinks import WriteManifest, flatten_small, join, write_table
+from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
+from pipelines.config.job import CurateConfig
+from pipelines.transforms.sinks import WriteManifest, flatten_small
+from pipelines.storage.files import join, write_table
+from pipelines.transforms.stats import grid_spec_of
 
 STAGES = ("read", "dedup", "decontaminate", "tokenize")
 
@@ -33,7 +35,7 @@ class StageEnv:
     vocab_size: int
     quality_sha256: str | None = None
     against: tuple = ()
-    """``pipelines.dedup_index.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
+    """``pipelines.transforms.dedup_index.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
 
 
 def enabled(stage: str, cfg: CurateConfig) -> bool:
@@ -50,19 +52,23 @@ def _manifest(env: StageEnv, stage: str, descriptors: list) -> None:
 
 
 def build_read(pbegin, env: StageEnv, _urls=None):
-    from pipelines.chain import ChainFn, chain_filter
-    from pipelines.filters import HeuristicsFn, LanguageFn, NormalizeFn
-    from pipelines.parts import WriteParts, part_urls
-    from pipelines.stats import StageOutcomes
-    from pipelines.work import READ, PlanWork, ReadWorkFn
+    from pipelines.transforms.chain import ChainFn, chain_filter
+    from pipelines.transforms.filters import HeuristicsFn, LanguageFn, NormalizeFn
+    from pipelines.transforms.parts import WriteParts, part_urls
+    from pipelines.transforms.stats import StageOutcomes
+    from pipelines.transforms.work import READ, PlanWork, ReadWorkFn
 
     cfg = env.cfg
     skip = cfg.skip_sources
-    fns = [ReadWorkFn(cfg.inputs, cfg.input_root), NormalizeFn(),
-           chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
+    fns = [ReadWorkFn(cfg.inputs, cfg.input_root), NormalizeFn()]
+    if cfg.pii.enabled:  # before any stage reads the text: nothing downstream sees the values
+        from pipelines.transforms.pii import PiiFn
+
+        fns.append(PiiFn(cfg.pii))
+    fns += [chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
            chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
-        from pipelines.quality import QualityFn
+        from pipelines.transforms.quality import QualityFn
 
         fns.append(chain_filter(QualityFn(cfg.quality, env.quality_sha256)))
     out = (pbegin
@@ -71,7 +77,9 @@ def build_read(pbegin, env: StageEnv, _urls=None):
                REMOVED, DEAD_LETTER, READ, main="kept"))
     parts = out.kept | "WriteParts" >> WriteParts(env.out_dir, "read")
     outcomes = ({"removed": out[REMOVED], "dead_letter": out[DEAD_LETTER], "read": out[READ]}
-                | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample))
+                | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample,
+                                             grid=grid_spec_of(cfg),
+                                             id_index=cfg.id_index))
     _manifest(env, "read", [parts, outcomes["descriptors"]])
     return part_urls(parts)
 
@@ -81,13 +89,14 @@ def build_dedup(p, env: StageEnv, urls):
     each part is read; the decisions go back to the parts holding their documents.  The records
     of the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
     ``--dedup-against`` the older runs' index records join both dedup steps (never removed)."""
-    from pipelines.decisions import ApplyDecisions
-    from pipelines.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
-    from pipelines.dedup_index import ReadIndex, WriteDedupIndex, index_parameters
-    from pipelines.dedup_stats import WriteDedupOutputs
-    from pipelines.fuzzy import BUCKETS, FuzzyDedup
-    from pipelines.parts import ReadParts, WriteParts, part_urls
-    from pipelines.stats import StageOutcomes
+    from pipelines.transforms.decisions import ApplyDecisions
+    from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
+    from pipelines.transforms.dedup_index import REDIRECTS, ReadIndex, WriteDedupIndex, index_parameters
+    from pipelines.transforms.dedup_stats import WriteDedupOutputs
+    from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
+    from pipelines.transforms.parts import ReadParts, WriteParts, part_urls
+    from pipelines.transforms.stats import StageOutcomes
+    from pipelines.transforms.survivors import final_decisions
 
     cfg = env.cfg
     fuzzy = cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None
@@ -96,22 +105,24 @@ def build_dedup(p, env: StageEnv, urls):
     records = (keyed
                | "Docs" >> beam.Values()
                | "Records" >> DedupRecords(fuzzy, cfg.priority))
-    older = (beam.pvalue.PBegin(urls.pipeline) | "OlderIndex" >> ReadIndex(list(env.against))
-             if env.against else None)
-    decisions, extra, members = [], {GROUPS: [], INPUTS: [], BUCKETS: [], "rounds": []}, None
+    index = (beam.pvalue.PBegin(urls.pipeline)
+             | "OlderIndex" >> ReadIndex(list(env.against), with_redirects=True) if env.against else None)
+    older = index["records"] if index else None
+    decisions, extra, members = {}, {GROUPS: [], INPUTS: [], BUCKETS: [], "rounds": []}, None
     if cfg.dedup.exact:
         ex = ({"records": records, "older": older} if older is not None else records) | "Exact" >> ExactDedup()
-        decisions.append(ex[DECISIONS])
+        decisions["exact"] = ex[DECISIONS]
         for k in (GROUPS, INPUTS):
             extra[k].append(ex[k])
         members = ex["kept"]
     if fuzzy is not None:  # the members are exact's survivors; records supply the features
         inputs = {"records": records, "members": members, "older": older}
         fz = {k: v for k, v in inputs.items() if v is not None} | "Fuzzy" >> FuzzyDedup(fuzzy)
-        decisions.append(fz[DECISIONS])
+        decisions["fuzzy"] = fz[DECISIONS]
         for k in extra:
             extra[k].append(fz[k])
-    decided = flatten_small(decisions, "AllDecisions")
+    # Removals name the document that survives both steps (and the older runs' own dedup).
+    decided = final_decisions(**decisions, older_links=index[REDIRECTS] if index else None)
     # ExactDedup / FuzzyDedup count their removals when they decide: apply without counting
     # them again; the documents each stage passed are counted where they are.
     kept_stages = tuple(s for s, on in (("exact_dedup", cfg.dedup.exact),
@@ -123,16 +134,22 @@ def build_dedup(p, env: StageEnv, urls):
              | "WriteIndex" >> WriteDedupIndex(env.out_dir, index_parameters(cfg.dedup.exact, fuzzy)))
     dedup_in = {k: flatten_small(v, f"AllDedup_{k}") for k, v in extra.items() if v}
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
-    outcomes = {"removed": applied["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "dedup", cfg.removed_sample)
+    outcomes = {"removed": applied["removed"]}
+    if cfg.id_index and GROUPS in dedup_in:  # where each member's group row is, for mtnlg explain
+        from pipelines.transforms.id_index import detail_json, entry
+
+        outcomes["index"] = dedup_in[GROUPS] | "GroupEntries" >> beam.Map(
+            lambda r: entry("dedup", r["id"], r["id"], None, detail_json(r)))
+    outcomes = outcomes | "Outcomes" >> StageOutcomes(
+        env.out_dir, "dedup", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "dedup", [parts, index, outcomes["descriptors"]])
     return part_urls(parts)
 
 
 def build_decontaminate(p, env: StageEnv, urls):
-    from pipelines.decontaminate import Decontaminate, WriteCuts
-    from pipelines.parts import ReadParts, WriteParts, part_urls
-    from pipelines.stats import StageOutcomes, WriteContaminationStats
+    from pipelines.transforms.decontaminate import Decontaminate, WriteCuts
+    from pipelines.transforms.parts import ReadParts, WriteParts, part_urls
+    from pipelines.transforms.stats import StageOutcomes, WriteContaminationStats
 
     cfg = env.cfg
     docs = urls | "ReadParts" >> ReadParts("decontaminate")
@@ -146,17 +163,17 @@ def build_decontaminate(p, env: StageEnv, urls):
     _ = ({"contamination": out["contamination"], "tasks": out["tasks"]}
          | "ContaminationStats" >> WriteContaminationStats(env.out_dir))
     outcomes = {"removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "decontaminate", cfg.removed_sample)
+        env.out_dir, "decontaminate", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "decontaminate", parts + [outcomes["descriptors"]])
     return part_urls(flatten_small(parts, "AllParts"))
 
 
 def build_tokenize(p, env: StageEnv, urls):
     from blending.indexed_dataset import dtype_for_vocab
-    from pipelines.parts import ReadParts
-    from pipelines.shards import SHARD_SCHEMA, WriteShards
-    from pipelines.stats import StageOutcomes
-    from pipelines.tokenize import Tokenize
+    from pipelines.transforms.parts import ReadParts
+    from pipelines.transforms.shards import SHARD_SCHEMA, WriteShards
+    from pipelines.transforms.stats import StageOutcomes
+    from pipelines.transforms.tokenize import Tokenize
 
     cfg, tok = env.cfg, env.cfg.tokenizer
     docs = urls | "ReadParts" >> ReadParts("tokenize")
@@ -169,7 +186,7 @@ def build_tokenize(p, env: StageEnv, urls):
          | "ShardTable" >> beam.Map(lambda rows: write_table(
              path, sorted(rows, key=lambda r: r["prefix"]), SHARD_SCHEMA)))
     outcomes = {"kept": out["kept"], "removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "tokenize", cfg.removed_sample)
+        env.out_dir, "tokenize", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "tokenize", [outcomes["descriptors"]])
     return shards
 

@@ -56,5 +56,16 @@ def test_demo_end_to_end(tmp_path: Path):
     docs = pq.read_table(run / "stats" / "documents")
     assert docs.num_rows == tot["read"]
     assert (work / "dashboard.html").stat().st_size > 10_000
+    # Personal data planted in RealNews is replaced in the kept text, counted, and shown.
+    assert truth["pii"] and "personal data replaced" in out
+    for planted in truth["pii"]:
+        text = kept.get(planted["id"])
+        if text is not None:
+            placeholders = {"email": "<EMAIL>", "phone_number": "<PHONE_NUMBER>", "ip_address": "<IP_ADDRESS>"}
+            assert all(placeholders[k] in text for k in planted["kinds"]), planted
+            assert "@" not in text.rsplit("\n", 1)[-1]
+    html = (work / "dashboard.html").read_text()
+    assert 'class="rethreshold"' in html and 'id="pii"' in html
+    assert "duplicate chain" in out and "via stats/id_index" in out
     metrics = [json.loads(l) for l in (work / "train" / "metrics.jsonl").read_text().splitlines()]
     assert len(metrics) == 30

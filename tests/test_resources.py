@@ -1,4 +1,4 @@
-"""Shipped files found through the installed package (mtnlg.resources), never the checkout."""
+"""Shipped files found through the installed package (infra.resources), never the checkout."""
 from __future__ import annotations
 
 import hashlib
@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from mtnlg import resources
+from infra import resources
 
 
 def test_shipped_configs_are_addressable_by_name():
@@ -54,10 +54,3 @@ def test_tokenizer_travels_as_its_reference():
     assert resources.local_path(GPT2).encode() not in state  # no driver path inside the pickle
     back = pickle.loads(state)
     assert back.encode("hello world").tolist() == tok.encode("hello world").tolist()
-
-
-def test_paths_module_points_into_the_installation():
-    from mtnlg import paths
-
-    assert paths.DATA_MANIFESTS == type(paths.DATA_MANIFESTS)(resources.local_path("pkg://data_manifests"))
-    assert paths.DEMO_SOURCE_CONFIG.is_file() and paths.DEMO_TRAIN_CONFIG.is_file()

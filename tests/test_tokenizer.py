@@ -120,7 +120,7 @@ def _write_inputs(tmp_path):
 
 
 def test_train_is_deterministic_and_loads_by_path(tmp_path, capsys):
-    from curation.tokenizer_train import main
+    from mtnlg.commands.tokenizer import main
 
     inputs = _write_inputs(tmp_path)
     assert main(inputs + ["--vocab-size", "400", "--output", str(tmp_path / "t1.json")]) == 0
@@ -149,7 +149,7 @@ def test_train_errors(tmp_path, capsys):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from curation.tokenizer_train import main
+    from mtnlg.commands.tokenizer import main
 
     assert main([str(tmp_path / "missing.txt"), "--output", str(tmp_path / "t.json")]) == 1
     assert "does not exist" in capsys.readouterr().err

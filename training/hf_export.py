@@ -32,7 +32,8 @@ import sys
 
 import torch
 
-from training.checkpoint import CheckpointError, file_sha256, load_plain_model, \
+from infra.hashing import file_sha256
+from training.checkpoint import CheckpointError, load_plain_model, \
     read_checkpoint_config
 from training.model import GPT, GPTConfig
 

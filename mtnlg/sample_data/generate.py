@@ -13,12 +13,14 @@ import random
 from datetime import datetime
 from typing import Any
 
-from . import html_page, planting
+from . import html_page, pii_planted, planting
 from .plan import Plan, PlannedDoc, make_plan
 from .sources import CC_SLUGS, PILE_SLUGS, SLUG_TO_NAME, SOURCE_SLUGS, UNUSED_PILE_SLUG
 from .writers import WarcBuilder, truncated_zstd, write_bytes, zstd_bytes
 
 DEFAULT_DOCS = 800
+PII_SHARE = 0.3
+"""Share of the clean RealNews articles that end with a contact line (e-mail, phone, IP)."""
 FORMAT_VERSION = 1
 UNATTRIBUTED_PILE = "pile"  # bucket for Pile lines whose subset cannot be read (malformed)
 SNAPSHOT_START = {"cc_2020_50": datetime(2020, 11, 23, 15, 0, 0), "cc_2021_04": datetime(2021, 1, 15, 9, 0, 0)}
@@ -37,6 +39,7 @@ class _Writer:
         self.out = out_dir
         self.seed = seed
         self.malformed: list[dict[str, Any]] = []
+        self.pii: list[dict[str, Any]] = []
 
     def rng(self, name: str) -> random.Random:
         return random.Random(f"{self.seed}/{name}")
@@ -74,6 +77,12 @@ class _Writer:
     def realnews(self, docs: list[PlannedDoc]) -> None:
         rng = self.rng("realnews")
         rng.shuffle(docs)
+        contact = self.rng("pii")  # its own stream: the other files do not change
+        for d in docs:
+            if d.category == "clean" and contact.random() < PII_SHARE:
+                line, kinds = pii_planted.contact_line(contact)
+                d.text += "\n\n" + line
+                self.pii.append({"id": None, "doc": d, "kinds": kinds})
         for f, part in enumerate(_chunks(docs, max(2, len(docs) // 20000))):
             name = f"realnews-{f:05d}.jsonl"
             lines: list[bytes] = []
@@ -162,6 +171,7 @@ def _ground_truth(plan: Plan, w: _Writer, docs: int, seed: int, tasks: dict) -> 
         "too_short": [{"id": d.id, "words": len(d.text.split())} for d in cat("too_short")],
         "malformed": w.malformed,
         "clean": [d.id for d in cat("clean")],
+        "pii": [{"id": p["doc"].id, "kinds": p["kinds"]} for p in w.pii],
         "primary": dict(sorted(primary.items())),
     }
 

@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from blending.cli import main
+from mtnlg.commands.blend import main
 
 from blend_fixtures import make_run, random_docs
 
@@ -55,6 +55,6 @@ def test_errors_exit_1_with_message(tmp_path, capsys):
 
 
 def test_module_help():
-    r = subprocess.run([sys.executable, "-m", "blending.cli", "--help"], cwd=ROOT,
+    r = subprocess.run([sys.executable, "-m", "mtnlg.commands.blend", "--help"], cwd=ROOT,
                        capture_output=True, text=True)
     assert r.returncode == 0 and "--format" in r.stdout and "--plan" in r.stdout

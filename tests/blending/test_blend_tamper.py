@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from blend_fixtures import TWO_SOURCE_SPEC, make_run, random_docs, write_shard
-from blending.cli import main
+from mtnlg.commands.blend import main
 
 
 @pytest.fixture

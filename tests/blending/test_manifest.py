@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from blending.cli import summary_table
+from mtnlg.commands.blend import summary_table
 from blending.build import build_manifest
 from blending.manifest import ManifestError, load_manifest, megatron_data_path, verify_tokenizer
 

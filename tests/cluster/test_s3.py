@@ -62,7 +62,7 @@ def test_curate_on_s3_then_stage_blend_train(installed, s3, tmp_path):
                           "--output", str(quality)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     find = [str(installed.bin / "python"), "-c",
-            "import sys; from mtnlg.resources import local_path; print(local_path(sys.argv[1]))"]
+            "import sys; from infra.resources import local_path; print(local_path(sys.argv[1]))"]
     tok = Path(subprocess.check_output(find + ["pkg://data_manifests/tokenizers/gpt2"], text=True).strip())
     lid = Path(subprocess.check_output(find + ["pkg://data_manifests/models/lid.176.ftz"], text=True).strip())
     _upload(client, raw, "raw")

@@ -7,7 +7,6 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
-import os
 import shutil
 import time
 from pathlib import Path

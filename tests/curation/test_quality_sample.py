@@ -11,12 +11,12 @@ import json
 
 import pytest
 
-from curation import quality_cli
+from mtnlg.commands import quality as quality_cli
 from curation.normalize import normalize_text
 from curation.quality import QualityScorer
 from curation.quality_eval import roc_auc
 from curation.quality_train import TrainInput, read_inputs
-from mtnlg.paths import DATA_MANIFESTS
+from infra.resources import config_path
 from mtnlg.sample_data import write_sample_corpus
 
 pytestmark = pytest.mark.slow
@@ -30,7 +30,7 @@ def test_trained_classifier_separates_planted_spam_from_curated_text(tmp_path):
     write_sample_corpus(str(train_root), seed=0)
     write_sample_corpus(str(eval_root), seed=1)
     out = tmp_path / "model"
-    assert quality_cli.main(["train", "--config", str(DATA_MANIFESTS / "quality" / "demo.yaml"),
+    assert quality_cli.main(["train", "--config", config_path("quality", "demo"),
                              "--input-root", str(train_root), "--output", str(out)]) == 0
     card = json.loads((out / "model_card.json").read_text())
     assert card["metrics"]["heldout"]["roc_auc"] >= AUC_FLOOR

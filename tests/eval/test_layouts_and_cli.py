@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from training.eval import cli
+from mtnlg.commands import eval as cli
 
 TASKS = "lambada,piqa,winogrande,race"
 HERE = os.path.dirname(__file__)
@@ -54,7 +54,7 @@ def test_tp2_checkpoint_scores_as_its_tp1_reload_and_2_processes_as_1(tmp_path):
 
     # data parallel over examples: 2 processes (torchrun, gloo) give the 1-process numbers
     two = tmp_path / "two.json"
-    subprocess.run([sys.executable, "-m", "training.eval.cli", "--checkpoint", tp2, "--tasks",
+    subprocess.run([sys.executable, "-m", "mtnlg.commands.eval", "--checkpoint", tp2, "--tasks",
                     TASKS, "--limit", "4", "--nproc", "2", "--output", str(two)],
                    check=True, env=env, timeout=300)
     c = json.loads(two.read_text())

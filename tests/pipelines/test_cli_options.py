@@ -1,9 +1,9 @@
-"""pipelines.cli_options: unknown Beam options fail by name; one progress line per stage."""
+"""pipelines.config.options: unknown Beam options fail by name; one progress line per stage."""
 from __future__ import annotations
 
 import pytest
 
-from pipelines import cli_options
+from pipelines.config import options as cli_options
 
 
 @pytest.mark.parametrize("args", [

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from pipelines import curate
-from pipelines.commit import RunDir, RunDirError, read_manifest
+from pipelines.runfolder.commit import RunDir, RunDirError, read_manifest
 from pipeline_fixtures import write_config, write_corpus
 
 
@@ -85,7 +85,7 @@ def test_a_commit_killed_during_the_renames_is_rolled_forward(tmp_path, monkeypa
     rd = RunDir(str(tmp_path / "run"))
     rd.prepare("fp")
     a = _staged_attempt(rd)
-    from pipelines import commit
+    from pipelines.runfolder import commit
 
     calls = []
 
@@ -121,7 +121,7 @@ def test_resume_drops_unfinished_staging_and_uncommit_removes_a_stage(tmp_path):
 
 
 def test_an_uncommit_killed_half_way_is_finished_before_the_stage_runs_again(tmp_path):
-    from pipelines.commit import _write_json
+    from pipelines.runfolder.commit import _write_json
 
     rd = RunDir(str(tmp_path / "run"))
     rd.prepare("fp")

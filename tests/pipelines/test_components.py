@@ -17,7 +17,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.components import DONE, FINAL, ConnectedComponents, both_directions, large_star, small_star
+from pipelines.transforms.components import DONE, FINAL, ConnectedComponents, both_directions, large_star, small_star
 
 
 def union_find_labels(edges) -> list[tuple[int, int]]:

@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from mtnlg.resources import config_path
+from infra.resources import config_path
 from pipelines import curate
-from pipelines.dedup_index import INDEX_DIR, PARAMS, check_against, remove_from_index
+from pipelines.transforms.dedup_index import INDEX_DIR, PARAMS, check_against, remove_from_index
 
 pytestmark = pytest.mark.slow
 
@@ -142,7 +142,7 @@ def test_new_run_writes_its_own_index_for_chaining(runs):
 
 
 def _fuzzy(runs):
-    from pipelines.config import load_config
+    from pipelines.config.job import load_config
 
     return load_config(runs["new_cfg"], input_root=runs["root"]).dedup.fuzzy
 
@@ -176,8 +176,8 @@ def test_missing_run_missing_index_and_modified_index_fail_before_any_work(runs,
 
 
 def test_a_priority_that_ranks_new_sources_first_is_warned_about(runs, caplog):
-    from pipelines.config import load_config
-    from pipelines.dedup_index import preflight
+    from pipelines.config.job import load_config
+    from pipelines.transforms.dedup_index import preflight
 
     out = str(runs["tmp"] / "not-made")
     with caplog.at_level("WARNING", logger="mtnlg.curate"):

@@ -5,9 +5,9 @@ import apache_beam as beam
 from apache_beam.testing.util import assert_that, equal_to
 
 from curation.exact_dedup import keep_rank
-from pipelines.config import FuzzyDedupConfig
-from pipelines.dedup import DedupRecords
-from pipelines.fuzzy import FuzzyDedup
+from pipelines.config.job import FuzzyDedupConfig
+from pipelines.transforms.dedup import DedupRecords
+from pipelines.transforms.fuzzy import FuzzyDedup
 from pipeline_fixtures import doc, english
 
 

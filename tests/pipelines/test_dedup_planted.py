@@ -17,8 +17,8 @@ from curation.dedup_records import dedup_records, similarity
 from curation.document import Document
 from curation.fuzzy_config import FuzzyDedupConfig
 from curation.lsh import candidate_probability
-from pipelines.dedup import DedupRecords
-from pipelines.fuzzy import FuzzyDedup
+from pipelines.transforms.dedup import DedupRecords
+from pipelines.transforms.fuzzy import FuzzyDedup
 from planted_pairs import planted_pairs
 
 DEFAULT = FuzzyDedupConfig()

@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 
 from curation.document import DeadLetter
 from curation.heuristics import SCORE_COLUMNS, HeuristicsConfig, apply_heuristics, decide
-from pipelines.common import ApplyFilter
-from pipelines.filters import HeuristicsFn
-from pipelines.stats import ROW_SCHEMA, StageOutcomes
+from pipelines.transforms.filter_fn import ApplyFilter
+from pipelines.transforms.filters import HeuristicsFn
+from pipelines.transforms.stats import ROW_SCHEMA, StageOutcomes
 from pipeline_fixtures import doc, english
 
 TEXTS = {

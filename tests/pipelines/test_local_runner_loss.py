@@ -4,7 +4,7 @@ Cause: Beam's FnApiRunner flushes its gRPC data streams from a timer thread (eve
 flush (send the buffer, then clear it) races with the thread writing to the stream: what is
 written while a send blocks on a full send queue is cleared unsent, and a flush inside an
 element splits it.  At 100k sample documents (hundreds of MB per stage input) whole chunks of
-documents vanished without an error.  ``pipelines.common.safe_local_data_plane`` (applied by
+documents vanished without an error.  ``infra.compat.beam.safe_local_data_plane`` (applied by
 ``curate.pipeline_options``) turns the timed flush off.
 
 The test makes the race likely at a small size: a 5 ms flush timer instead of 1 s, a 64 KiB send

@@ -16,11 +16,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "cur
 from pipeline_fixtures import doc, write_config, write_corpus  # noqa: E402
 from quality_fixtures import BAD, GOOD, text, write_training_set  # noqa: E402
 
-from curation import quality_cli
-from curation.quality import QualityConfig, file_sha256
+from mtnlg.commands import quality as quality_cli
+from curation.quality import QualityConfig
+from infra.hashing import file_sha256
 from pipelines import curate
-from pipelines.common import ApplyFilter
-from pipelines.quality import QualityFn
+from pipelines.transforms.filter_fn import ApplyFilter
+from pipelines.transforms.quality import QualityFn
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 import pytest
 
-from pipelines.report import AccountingError, accounting, table
+from pipelines.runfolder.report import AccountingError, accounting, table
 
 COUNTS = [
     {"source": "books3", "stage": "tokenize", "outcome": "kept", "reason": None, "documents": 3},

@@ -11,12 +11,13 @@ import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from curation.document import Decision, Document
-from pipelines.chain import ChainFn
-from pipelines.common import REMOVED, FilterDoFn
-from pipelines.decisions import ApplyDecisions
-from pipelines.parts import WriteParts, from_row, read_part, to_row
-from pipelines.shards import WriteShards, shard_bounds
-from pipelines.sinks import WriteRowsFn
+from pipelines.transforms.chain import ChainFn
+from pipelines.transforms.outputs import REMOVED
+from pipelines.transforms.filter_fn import FilterDoFn
+from pipelines.transforms.decisions import ApplyDecisions
+from pipelines.transforms.parts import WriteParts, from_row, read_part, to_row
+from pipelines.transforms.shards import WriteShards, shard_bounds
+from pipelines.transforms.sinks import WriteRowsFn
 from pipeline_fixtures import doc, english
 
 
@@ -99,7 +100,7 @@ def test_shards_depend_only_on_the_kept_documents(tmp_path):
     rows = json.load(open(os.path.join(one, "rows.json")))
     assert sum(r["documents"] for r in rows) == 60
     # each shard holds its hash range in (hash, id) order, and its documents part the same ids
-    from pipelines.common import stable_hash
+    from infra.hashing import stable_hash
 
     for r in rows:
         part = pq.read_table(os.path.join(one, "documents", r["source"], f"part-{r['shard']:05d}.parquet"))
@@ -136,8 +137,8 @@ def test_chain_runs_dofns_back_to_back_and_merges_their_tagged_outputs(pipeline)
 
 
 def test_large_files_are_read_as_slices_each_record_once(pipeline, tmp_path, monkeypatch):
-    from pipelines import work
-    from pipelines.config import InputSpec
+    from pipelines.transforms import work
+    from pipelines.config.job import InputSpec
     from pipeline_fixtures import write_corpus
 
     write_corpus(str(tmp_path))

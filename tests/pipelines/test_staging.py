@@ -1,4 +1,4 @@
-"""pipelines.staging: worker files from local paths, pkg:// references and FileSystems URLs.
+"""pipelines.storage.staging: worker files from local paths, pkg:// references and FileSystems URLs.
 (Remote URLs against a real S3 server: tests/cluster/test_s3.py.)"""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from apache_beam.io.filesystem import FileMetadata, MatchResult
 from apache_beam.io.localfilesystem import LocalFileSystem
 
-from pipelines import staging
+from pipelines.storage import staging
 
 
 class DirFileSystem(LocalFileSystem):
@@ -55,7 +55,7 @@ def test_local_path_is_used_in_place_and_checked(tmp_path):
 
 
 def test_package_reference_resolves_to_the_installed_file():
-    from mtnlg.resources import LANGUAGE_MODEL, local_path
+    from infra.resources import LANGUAGE_MODEL, local_path
 
     path = staging.local_copy(LANGUAGE_MODEL)
     assert path == local_path(LANGUAGE_MODEL)

@@ -37,7 +37,8 @@ def _objects(client, prefix: str) -> dict[str, str]:
 
 
 def test_takedown_of_an_s3_run(s3, tmp_path, monkeypatch, capsys):
-    from pipelines import curate, takedown
+    from pipelines import curate
+    from pipelines.runfolder import takedown
 
     endpoint, client = s3
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from curation.eval_tasks import TaskSource
-from pipelines.task_files import source_exists, task_texts
+from pipelines.storage.task_files import source_exists, task_texts
 from task_bucket import TaskBucket
 
 

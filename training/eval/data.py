@@ -25,7 +25,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from blending.indexed_dataset import file_sha256
+from infra.hashing import file_sha256
 from curation.eval_tasks import is_saved_dataset, rows_from_bytes
 from training.eval.tasks import Task
 
@@ -34,9 +34,9 @@ FORMATS = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".parquet")
 
 def bundled_data_dir() -> str:
     """The tiny licence-clean sample tasks shipped in ``data_manifests/eval_tasks/samples``."""
-    from mtnlg import paths
+    from infra.resources import local_path, ref
 
-    return str(paths.DATA_MANIFESTS / "eval_tasks" / "samples")
+    return local_path(ref("data_manifests", "eval_tasks", "samples"))
 
 
 @dataclass

@@ -1,0 +1,61 @@
+"""The base of the per-document filter stages: keep, or remove with this stage's reason."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import apache_beam as beam
+
+from curation.document import Document, FilterResult, Removal
+from pipelines.transforms.outputs import REMOVED, count
+from pipelines.transforms.timing import timed
+
+
+class FilterDoFn(beam.DoFn):
+    """Base of the per-document stages: subclasses implement ``check(doc) -> (doc, result)``.
+
+    Kept documents go to the main output; drops go to ``removed`` as a ``Removal`` of this
+    stage with the filter's reason, and every outcome is counted.
+    """
+
+    stage: str = ""
+    skip_sources: frozenset[str] = frozenset()
+    """Sources this stage passes through unchecked (``skip_sources`` in the config)."""
+
+    def check(self, doc: Document) -> tuple[Document, FilterResult]:
+        raise NotImplementedError
+
+    def applies_to(self, doc: Document) -> bool:
+        """Whether this stage judges ``doc`` at all; others pass through, counted as skipped."""
+        return doc.source not in self.skip_sources
+
+    def removal_detail(self, doc: Document) -> dict:
+        """Extra context stored with a removal (e.g. the score and the rule that decided)."""
+        return {}
+
+    @timed()
+    def process(self, doc: Document) -> Iterator:
+        if not self.applies_to(doc):
+            count(self.stage, doc.source, "skipped")
+            yield doc
+            return
+        doc, result = self.check(doc)
+        if result.keep:
+            count(self.stage, doc.source, "kept")
+            yield doc
+        else:
+            count(self.stage, doc.source, "removed", result.reason)
+            yield beam.pvalue.TaggedOutput(REMOVED, Removal(
+                doc, self.stage, result.reason or "unknown", self.removal_detail(doc)))
+
+
+class ApplyFilter(beam.PTransform):
+    """``docs | ApplyFilter(fn)`` -> ``{"kept": docs, "removed": removals}``."""
+
+    def __init__(self, fn: FilterDoFn, skip_sources=(), label: str | None = None) -> None:
+        super().__init__(label)
+        fn.skip_sources = frozenset(skip_sources)
+        self._fn = fn
+
+    def expand(self, docs):
+        out = docs | "Apply" >> beam.ParDo(self._fn).with_outputs(REMOVED, main="kept")
+        return {"kept": out.kept, "removed": out[REMOVED]}

@@ -1,0 +1,133 @@
+"""A stage's documents on disk: ``stages/<stage>/docs-<token>.parquet`` parts.
+
+Each stage of the curate job reads the previous stage's parts and writes its own where the
+documents are (``sinks.WriteRowsFn``), so documents never cross a shuffle: the local runner
+holds no more than a stage's small records on the driver, and a killed run resumes from the last
+committed stage.  The part schema follows ``curation.document.Document`` field by field (dict and
+list fields as JSON strings), so a field added to ``Document`` travels through the parts with
+no change here.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import typing
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from curation.document import Document
+from pipelines.transforms.outputs import count
+from pipelines.transforms.sinks import WriteRowsFn
+
+PART_ROWS = 2000
+"""Documents per part file: parts are the work items of the next stage, so they must be many
+enough to spread over the workers and small enough to hold one row group at a time."""
+PART_BYTES = 64 << 20
+READ_BATCH = 256
+
+
+def _arrow_type(annotation: str) -> tuple[pa.DataType, bool]:
+    """(column type, stored as JSON) for a ``Document`` field annotation string."""
+    a = annotation.replace(" ", "")
+    if a.startswith(("dict", "list", "tuple", "typing.Dict", "typing.List")) or "dict[" in a:
+        return pa.string(), True
+    if a.startswith("float"):
+        return pa.float64(), False
+    if a.startswith("int"):
+        return pa.int64(), False
+    if a.startswith("bool"):
+        return pa.bool_(), False
+    if a.startswith("str"):
+        return pa.string(), False
+    return pa.string(), True  # anything else: JSON
+
+
+def _fields() -> list[tuple[str, pa.DataType, bool]]:
+    hints = {f.name: (f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type)))
+             for f in dataclasses.fields(Document)}
+    return [(name, *_arrow_type(str(hint))) for name, hint in hints.items()]
+
+
+FIELDS = _fields()
+PART_SCHEMA = pa.schema([(name, t) for name, t, _ in FIELDS])
+JSON_FIELDS = frozenset(name for name, _, as_json in FIELDS if as_json)
+
+
+def to_row(doc: Document) -> dict:
+    row = {}
+    for name, _, as_json in FIELDS:
+        v = getattr(doc, name)
+        row[name] = json.dumps(v, ensure_ascii=False, sort_keys=True) if as_json and v is not None else v
+    return row
+
+
+def from_row(row: dict) -> Document:
+    values = {k: (json.loads(v) if k in JSON_FIELDS and v is not None else v) for k, v in row.items()}
+    if values.get("meta") is None:
+        values["meta"] = {}
+    return Document.from_dict(values)
+
+
+def read_part(url: str, batch_size: int = READ_BATCH) -> typing.Iterator[Document]:
+    """The documents of one part, streamed a batch at a time."""
+    with FileSystems.open(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        pf = pq.ParquetFile(f)
+        for batch in pf.iter_batches(batch_size=batch_size):
+            for row in batch.to_pylist():
+                yield from_row(row)
+
+
+class ReadPartFn(beam.DoFn):
+    """A part's URL -> its documents (or ``(url, doc)`` with ``with_part``)."""
+
+    def __init__(self, stage: str, with_part: bool = False) -> None:
+        self.stage, self.with_part = stage, with_part
+
+    def process(self, url: str):
+        n = 0
+        for doc in read_part(url):
+            n += 1
+            yield (url, doc) if self.with_part else doc
+        count(self.stage, "all", "part_documents_read", n=n)
+
+
+class ReadParts(beam.PTransform):
+    """Part URLs -> documents, the parts spread over the workers first (a shuffle of URLs)."""
+
+    def __init__(self, stage: str, with_part: bool = False, label: str | None = None) -> None:
+        super().__init__(label)
+        self.stage, self.with_part = stage, with_part
+
+    def expand(self, urls):
+        return (urls
+                | "SpreadParts" >> beam.Reshuffle()
+                | "ReadPart" >> beam.ParDo(ReadPartFn(self.stage, self.with_part)))
+
+
+def part_dest(stage: str) -> str:
+    return f"stages/{stage}/docs"
+
+
+class WriteParts(beam.PTransform):
+    """Documents -> ``stages/<stage>/docs-<token>.parquet`` parts; yields writer descriptors."""
+
+    def __init__(self, out_dir: str, stage: str, rows: int = PART_ROWS, label: str | None = None):
+        super().__init__(label)
+        self.out_dir, self.stage, self.rows = out_dir, stage, rows
+
+    def expand(self, docs):
+        dest = part_dest(self.stage)
+        return (docs
+                | "PartRow" >> beam.Map(lambda d: (dest, to_row(d)))
+                | "WritePart" >> beam.ParDo(WriteRowsFn(self.out_dir, "parquet", PART_SCHEMA,
+                                                        max_rows=self.rows, max_bytes=PART_BYTES,
+                                                        row_group=500)))
+
+
+def part_urls(descriptors):
+    """Writer descriptors of parts -> their URLs (to read them later in the same job)."""
+    return descriptors | "PartUrl" >> beam.Map(lambda d: d["url"])

@@ -1,0 +1,219 @@
+"""Token shards written from the workers, with no shuffle of tokens.
+
+A shard's contents depend only on the set of kept documents, never on how the work was split:
+source ``s`` with ``T`` tokens has ``n = ceil(T / max_tokens_per_shard)`` shards, and shard ``k``
+holds the documents whose 64-bit id hash ``h`` (``common.stable_hash``) falls in
+``[k * 2^64 / n, (k + 1) * 2^64 / n)``, in ``(h, id)`` order (a fixed pseudo-random order, so a
+shard mixes its source's files).  ``documents/<s>/part-<k>.parquet`` holds the same documents in
+the same order.
+
+1. ``WriteRunsFn`` (where documents are tokenized): tokens and document rows are buffered per
+   source, sorted by ``(h, id)`` and written as "runs" (Parquet, row groups of ``RUN_ROW_GROUP``
+   with min/max statistics of ``h``) once the buffers reach ``RUN_BYTES``; one small
+   descriptor per run leaves the worker.
+2. ``plan_shards`` (one small list): tokens per source -> ``n``, and per shard the runs whose
+   hash range overlaps it.
+3. ``WriteShardFn`` (spread over workers): reads only the overlapping row groups of those runs,
+   merges them in ``(h, id)`` order (``heapq.merge``, one row group per run in memory) and writes
+   the shard (``IndexedDatasetWriter``) and its documents part.
+
+Provenance: row ``i`` of ``documents/<s>/part-<k>.parquet`` is sequence ``i`` of the shard's
+``.idx``; its ``token_start`` column is the offset (in tokens) of that sequence in the ``.bin``,
+so tokens ``[token_start, token_start + tokens)`` are that document (``id``, ``source``, ``url``).
+``locate`` answers "which document is token T of this shard" from those two columns.
+"""
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+import os
+import tempfile
+import uuid
+from typing import Iterator
+
+import apache_beam as beam
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from apache_beam.io.filesystem import CompressionTypes
+from apache_beam.io.filesystems import FileSystems
+
+from pipelines.transforms.outputs import count
+from infra.hashing import stable_hash
+from pipelines.transforms.sinks import DOCUMENT_SCHEMA, document_row
+from pipelines.storage.files import is_remote, join, write_bytes
+
+RUN_BYTES = 64 << 20
+RUN_ROW_GROUP = 256
+SPACE = 1 << 64
+RUN_SCHEMA = pa.schema([("h", pa.uint64()), *[(f.name, f.type) for f in DOCUMENT_SCHEMA],
+                        ("token_bytes", pa.binary())])
+SHARD_DOCUMENT_SCHEMA = pa.schema([*DOCUMENT_SCHEMA, ("token_start", pa.int64())])
+"""``documents/<s>/part-NNNNN.parquet``: ``DOCUMENT_SCHEMA`` + the document's first token."""
+SHARD_SCHEMA = pa.schema([
+    ("source", pa.string()), ("shard", pa.int64()), ("prefix", pa.string()),
+    ("documents", pa.int64()), ("tokens", pa.int64()), ("bin_sha256", pa.string()),
+    ("idx_sha256", pa.string()),
+])
+
+
+def shard_bounds(k: int, n: int) -> tuple[int, int]:
+    """The id-hash range ``[lo, hi)`` of shard ``k`` of ``n``."""
+    return k * SPACE // n, (k + 1) * SPACE // n
+
+
+class WriteRunsFn(beam.DoFn):
+    """``(doc, tokens)`` -> sorted runs under ``<out>/_tmp/runs/``; yields run descriptors
+    ``{source, url, documents, tokens, h_min, h_max}``."""
+
+    def __init__(self, out_dir: str, dtype: str, max_bytes: int = RUN_BYTES) -> None:
+        self.out_dir, self.dtype, self.max_bytes = out_dir, dtype, max_bytes
+        self._buf: dict[str, list] = {}
+        self._bytes = 0
+
+    def start_bundle(self) -> None:
+        self._buf, self._bytes = {}, 0
+
+    def process(self, item):
+        doc, tokens = item
+        data = np.asarray(tokens).astype(self.dtype, copy=False).tobytes()
+        row = document_row(doc)
+        row["h"] = stable_hash(doc.id)
+        row["token_bytes"] = data
+        self._buf.setdefault(doc.source, []).append(row)
+        self._bytes += len(data) + len(doc.text)
+        if self._bytes >= self.max_bytes:
+            yield from self._flush()
+
+    def finish_bundle(self):
+        from apache_beam.transforms.window import GlobalWindows
+
+        for d in self._flush():
+            yield GlobalWindows.windowed_value(d)
+
+    def _flush(self) -> Iterator[dict]:
+        buf, self._buf, self._bytes = self._buf, {}, 0
+        for source in sorted(buf):
+            rows = sorted(buf[source], key=lambda r: (r["h"], r["id"]))
+            url = join(self.out_dir, "_tmp", "runs", f"{source}-{uuid.uuid4().hex[:16]}.parquet")
+            with FileSystems.create(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                pq.write_table(pa.Table.from_pylist(rows, schema=RUN_SCHEMA), f,
+                               row_group_size=RUN_ROW_GROUP, compression="zstd")
+            tokens = sum(len(r["token_bytes"]) for r in rows) // np.dtype(self.dtype).itemsize
+            yield {"source": source, "url": url, "documents": len(rows), "tokens": tokens,
+                   "h_min": rows[0]["h"], "h_max": rows[-1]["h"]}
+
+
+def plan_shards(runs: list[dict], max_tokens: int) -> list[dict]:
+    """Run descriptors -> one task per shard: ``{source, shard, n, lo, hi, runs}``."""
+    by_source: dict[str, list[dict]] = {}
+    for r in runs:
+        by_source.setdefault(r["source"], []).append(r)
+    tasks = []
+    for source in sorted(by_source):
+        rs = sorted(by_source[source], key=lambda r: r["url"])
+        total = sum(r["tokens"] for r in rs)
+        n = max(1, math.ceil(total / max_tokens))
+        for k in range(n):
+            lo, hi = shard_bounds(k, n)
+            urls = [r["url"] for r in rs if r["h_min"] < hi and r["h_max"] >= lo]
+            tasks.append({"source": source, "shard": k, "n": n, "lo": lo, "hi": hi, "runs": urls})
+    return tasks
+
+
+def _slice(url: str, lo: int, hi: int) -> Iterator[dict]:
+    """Rows of one run with ``lo <= h < hi``, in run order, one row group at a time."""
+    with FileSystems.open(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        pf = pq.ParquetFile(f)
+        col = pf.schema_arrow.get_field_index("h")
+        for g in range(pf.metadata.num_row_groups):
+            stats = pf.metadata.row_group(g).column(col).statistics
+            if stats is not None and stats.has_min_max and (stats.max < lo or stats.min >= hi):
+                continue
+            for row in pf.read_row_group(g).to_pylist():
+                if lo <= row["h"] < hi:
+                    yield row
+
+
+class WriteShardFn(beam.DoFn):
+    """A shard task -> ``shards/<s>/<s>_NNNNN.bin|.idx`` + ``documents/<s>/part-NNNNN.parquet``;
+    yields the shard's row of ``stats/shards.parquet``."""
+
+    def __init__(self, out_dir: str, dtype: str) -> None:
+        self.out_dir, self.dtype = out_dir, dtype
+
+    def process(self, task: dict):
+        from blending.indexed_dataset import IndexedDatasetWriter, bin_path, idx_path
+
+        source, k = task["source"], task["shard"]
+        rel = f"shards/{source}/{source}_{k:05d}"
+        target = join(self.out_dir, *rel.split("/"))
+        merged = heapq.merge(*(_slice(u, task["lo"], task["hi"]) for u in task["runs"]),
+                             key=lambda r: (r["h"], r["id"]))
+        first = next(merged, None)
+        if first is None:  # no document hashed into this range (a tiny source): no shard
+            return
+        merged = itertools.chain([first], merged)
+        dtype = np.dtype(self.dtype)
+        with tempfile.TemporaryDirectory() as tmp:
+            prefix = os.path.join(tmp, os.path.basename(rel)) if is_remote(target) else target
+            docs_local = os.path.join(tmp, "part.parquet")
+            with IndexedDatasetWriter(prefix, dtype) as writer, \
+                    pq.ParquetWriter(docs_local, SHARD_DOCUMENT_SCHEMA, compression="zstd") as docs:
+                batch = []
+                for row in merged:
+                    tokens = np.frombuffer(row["token_bytes"], dtype=dtype)
+                    batch.append({f: row[f] for f in DOCUMENT_SCHEMA.names})
+                    batch[-1]["token_start"] = writer.tokens
+                    writer.add_document(tokens)
+                    if len(batch) >= 512:
+                        docs.write_table(pa.Table.from_pylist(batch, schema=SHARD_DOCUMENT_SCHEMA))
+                        batch = []
+                if batch:
+                    docs.write_table(pa.Table.from_pylist(batch, schema=SHARD_DOCUMENT_SCHEMA))
+                info = writer.finalize()
+            if is_remote(target):
+                for local, remote in ((bin_path(prefix), bin_path(target)),
+                                      (idx_path(prefix), idx_path(target))):
+                    with open(local, "rb") as f:
+                        write_bytes(remote, f.read())
+            with open(docs_local, "rb") as f:
+                write_bytes(join(self.out_dir, "documents", source, f"part-{k:05d}.parquet"), f.read())
+        count("shards", source, "written")
+        yield {"source": source, "shard": k, "prefix": rel, "documents": info.documents,
+               "tokens": info.tokens, "bin_sha256": info.bin_sha256, "idx_sha256": info.idx_sha256}
+
+
+class WriteShards(beam.PTransform):
+    """Kept ``(doc, tokens)`` -> shards and their documents parts; returns shard rows."""
+
+    def __init__(self, out_dir: str, max_tokens_per_shard: int, dtype: str,
+                 run_bytes: int = RUN_BYTES, label: str | None = None) -> None:
+        super().__init__(label)
+        self.out_dir, self.max_tokens, self.dtype, self.run_bytes = (
+            out_dir, max_tokens_per_shard, dtype, run_bytes)
+
+    def expand(self, tokenized):
+        max_tokens = self.max_tokens
+        return (tokenized
+                | "WriteRuns" >> beam.ParDo(WriteRunsFn(self.out_dir, self.dtype, self.run_bytes))
+                | "AllRuns" >> beam.combiners.ToList()
+                | "Plan" >> beam.FlatMap(lambda runs: plan_shards(runs, max_tokens))
+                | "SpreadShards" >> beam.Reshuffle()
+                | "WriteShard" >> beam.ParDo(WriteShardFn(self.out_dir, self.dtype)))
+
+
+def locate(run_dir: str, source: str, shard: int, token: int) -> dict:
+    """The document holding token ``token`` (offset into ``shards/<source>/<source>_<shard>.bin``,
+    in tokens): ``{id, source, url, sequence, token_start, tokens}``; reads only four columns of
+    the shard's documents part."""
+    path = join(run_dir, "documents", source, f"part-{shard:05d}.parquet")
+    with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        t = pq.read_table(f, columns=["id", "url", "token_start", "tokens"])
+    starts = np.asarray(t.column("token_start").to_numpy(zero_copy_only=False), dtype=np.int64)
+    i = int(np.searchsorted(starts, token, side="right")) - 1
+    if i < 0 or token >= starts[i] + t.column("tokens")[i].as_py():
+        raise IndexError(f"token {token} is outside {source} shard {shard}")
+    return {"id": t.column("id")[i].as_py(), "source": source, "url": t.column("url")[i].as_py(),
+            "sequence": i, "token_start": int(starts[i]), "tokens": t.column("tokens")[i].as_py()}
