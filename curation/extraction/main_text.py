@@ -21,12 +21,18 @@ The design (docs/extraction.md has the measurements behind each step):
    text: a gallery) and headings whose section kept nothing.  Paragraphs up to ``extend_levels``
    levels around it are kept too when they are substantial prose (``extend_min_value``): leads
    and standfirsts often sit just outside the body container.
+6. When the text kept is short (``declared_max_chars``) and the page declares its article in
+   schema.org JSON-LD (``articleBody``) at ``declared_ratio`` times that length, the declared
+   body follows the text (the headline and teaser the DOM shows come first): paywalled and
+   script-rendered articles show a teaser in the DOM and the whole article to search engines
+   (``curation.extraction.structured``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from curation.extraction.page import Page, Paragraph, read_page
+from curation.extraction.structured import declared_article_body
 from curation.extraction.vocabulary import HEADINGS, TEXT_BLOCKS
 
 
@@ -59,6 +65,10 @@ class MainTextParams:
     """... when they hold less than this share of the chosen element's characters."""
     time_share: float = 0.9
     """Paragraphs that are this much ``<time>`` (a date line) are dropped."""
+    declared_max_chars: int = 1000
+    """Text shorter than this (about 150 words) is checked against the JSON-LD ``articleBody``."""
+    declared_ratio: float = 3.0
+    """... which replaces it when it is at least this many times longer."""
 
     def __post_init__(self):
         for name in ("cover_share", "body_hint_share", "max_link_density", "link_list_density",
@@ -67,6 +77,10 @@ class MainTextParams:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
         if self.extend_levels < 0:
             raise ValueError(f"extend_levels must be >= 0, got {self.extend_levels}")
+        if self.declared_max_chars < 0:
+            raise ValueError(f"declared_max_chars must be >= 0, got {self.declared_max_chars}")
+        if self.declared_ratio < 1:
+            raise ValueError(f"declared_ratio must be >= 1, got {self.declared_ratio}")
 
 
 DEFAULT_PARAMS = MainTextParams()
@@ -207,8 +221,20 @@ def extract_main_text(html: str, params: MainTextParams = DEFAULT_PARAMS) -> str
     """The main text of an HTML page: paragraphs separated by blank lines, ``<br>`` as line
     breaks; "" when the page has no body or no text."""
     page = read_page(html)
-    if page is None or not page.paragraphs:
+    if page is None:
         return ""
+    text = _dom_text(page, params) if page.paragraphs else ""
+    if len(text) < params.declared_max_chars:
+        declared = declared_article_body(page.json_ld())
+        if len(declared) >= params.declared_ratio * max(1, len(text)):
+            # The DOM's paragraphs (headline, standfirst) first, those the body repeats left out.
+            shown = [p for p in text.split("\n\n") if p and p not in declared]
+            return "\n\n".join(shown + [declared])
+    return text
+
+
+def _dom_text(page: Page, params: MainTextParams) -> str:
+    """Steps 2-5 of the module's design on a page with paragraphs."""
     captions = sum(p.captioned for p in page.paragraphs)
     gallery = 2 * captions > sum(len(p.text) for p in page.paragraphs)  # captions ARE the text
     if gallery:  # "slide-caption" names them furniture; here they are the article

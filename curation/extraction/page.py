@@ -41,6 +41,15 @@ class Page:
     furniture: list[bool] = field(default_factory=list)
     body_hint: list[bool] = field(default_factory=list)
     paragraphs: list[Paragraph] = field(default_factory=list)
+    tree: object = None  # the parsed document (selectolax), for ``json_ld``
+
+    def json_ld(self) -> list[str]:
+        """The contents of the page's ``<script type="application/ld+json">`` elements, head and
+        body (looked up only when asked: most pages never need them)."""
+        if self.tree is None:
+            return []
+        return [s.text(deep=True) for s in self.tree.css("script")
+                if "ld+json" in (s.attributes.get("type") or "").lower()]
 
     def add(self, tag: str, parent: int, furniture: bool, body_hint: bool) -> int:
         self.tags.append(tag)
@@ -113,10 +122,11 @@ def read_page(html: str) -> Page | None:
     """The page's elements and paragraphs, or None when it has no ``<body>``."""
     from selectolax.lexbor import LexborHTMLParser
 
-    body = LexborHTMLParser(html).body
+    tree = LexborHTMLParser(html)
+    body = tree.body
     if body is None:
         return None
-    page = Page()
+    page = Page(tree=tree)
     page.add("body", -1, False, False)
     out = _Collector(page)
     # Frames: [next node to visit, element index, flags, is_block].

@@ -138,6 +138,37 @@ def test_params_are_validated():
         MainTextParams(cover_share=1.5)
     with pytest.raises(ValueError, match="extend_levels"):
         MainTextParams(extend_levels=-1)
+    with pytest.raises(ValueError, match="declared_ratio"):
+        MainTextParams(declared_ratio=0.5)
+
+
+def _json_ld(body: str) -> str:
+    return ('<script type="application/ld+json">'
+            + json.dumps({"@context": "https://schema.org", "@graph": [
+                {"@type": "WebSite", "name": "Example"},
+                {"@type": "NewsArticle", "headline": "Budget", "articleBody": body}]})
+            + "</script>")
+
+
+def test_a_teaser_page_gets_the_article_it_declares_in_json_ld():
+    """A paywalled page: headline and teaser in the DOM, the article in schema.org JSON-LD."""
+    teaser = "The committee agreed on a new budget."
+    article = "\n".join(f"{PROSE}{i} &amp; <b>more</b>" for i in range(5))
+    html = ("<html><head>" + _json_ld(article) + "</head><body>" + NAV
+            + f"<article><h1>Budget</h1><p>{teaser}</p><p>Subscribe to read more</p></article></body></html>")
+    out = extract_main_text(html)
+    assert out.startswith("Budget\n\n" + teaser)
+    assert all(f"{PROSE}{i} & more".strip() in out for i in range(5))
+    assert "<b>" not in out and "&amp;" not in out
+    # a page whose DOM holds its article ignores the declaration
+    full = page("<div class='entry-content'>" + "".join(f"<p>{PROSE}{i}</p>" for i in range(8))
+                + "</div>" + _json_ld("A different text. " * 200))
+    assert "A different text" not in extract_main_text(full)
+    # broken or absurd declarations are ignored
+    for script in ('<script type="application/ld+json">{"articleBody": </script>',
+                   '<script type="application/ld+json">' + "[" * 100_000 + "]" * 100_000 + "</script>",
+                   '<script type="application/ld+json">{"articleBody": 3}</script>'):
+        assert extract_main_text(page(f"<p>{teaser}</p>" + script)) == teaser
 
 
 # A real shape (volksblatt.at, 24ora.com in the evaluation set): scripts that build HTML in
