@@ -141,7 +141,7 @@ def run(pages, fns: dict) -> dict[str, dict[str, Tally]]:
     return tallies
 
 
-def print_tables(tallies, peer: str) -> None:
+def print_tables(tallies, peer: str, order: list[str]) -> None:
     for group in ("English", "English dev", "English held-out", "other languages",
                   "other languages dev", "other languages held-out"):
         if group not in tallies:
@@ -152,7 +152,8 @@ def print_tables(tallies, peer: str) -> None:
         print(f"\n{group} ({n} pages)\n")
         print("| extractor | precision | recall | F1 | accuracy | pages/CPU-s | vs trafilatura |")
         print("|---|---|---|---|---|---|---|")
-        for ex, t in rows.items():
+        for ex in order:  # the extractors' order, not the rotation's
+            t = rows[ex]
             s = t.scores()
             ratio = f"{s['pages_per_cpu_s'] / base:.2f}x" if base else "-"
             err = f" ({t.errors} errors)" if t.errors else ""
@@ -203,7 +204,7 @@ def main(argv=None) -> None:
         fns = {k: v for k, v in fns.items() if k == peer or any(s in k for s in keep)}
     print(f"{len(pages)} pages from {args.eval_dir}; {len(fns)} extractors, rotating per page")
     tallies = run(pages, fns)
-    print_tables(tallies, peer)
+    print_tables(tallies, peer, list(fns))
     if args.depth:
         print_depth(pages)
     if args.json:

@@ -172,11 +172,15 @@ def as_normalized(item: dict) -> dict:
 
 
 def fired_rule(row: dict) -> str:
-    """The score that decided a heuristic removal (its column is named after the reason)."""
-    reason = row.get("reason") or ""
-    for key in (f"heur_{reason}", f"heur_{reason.replace('max_', '').replace('min_', '')}"):
-        if key in row and row[key] is not None:
-            return f"{key[5:]}={row[key]:.3f}"
+    """The score that decided a heuristic removal and its threshold (``curation.heuristics.RULES``)."""
+    from curation.heuristics import RULES, HeuristicsConfig
+
+    cfg = HeuristicsConfig()
+    for rule in RULES:
+        value = row.get(rule.score)
+        if rule.reason == row.get("reason") and value is not None and rule.threshold(cfg) is not None:
+            if rule.fails(value, rule.threshold(cfg)):
+                return f"{rule.score[5:]}={value:.3f} ({rule.bound} {rule.threshold(cfg)})"
     return ""
 
 
@@ -266,10 +270,13 @@ def report(pages, run: str, english: bool) -> dict:
         print(f"\nread/empty_after_extraction: {empty}")
         print(f"Pages not removed with a language/... reason: {len(wrong)} (language of their annotated "
               f"main text, lid.176 on the 'with' snippets):")
-        for r in wrong:
+        for k, r in enumerate(wrong):
             lang, score = ident.predict(" ".join(r["item"]["with"]))
             r["snippet_lang"] = lang
-            print(f"  {r['outcome']:36s} snippets {lang} ({score:.2f})  {r['url'][:80]}")
+            if k < 30:  # jusText's English stop list empties hundreds: the counts say the rest
+                print(f"  {r['outcome']:36s} snippets {lang} ({score:.2f})  {r['url'][:80]}")
+        if len(wrong) > 30:
+            print(f"  ... and {len(wrong) - 30} more: {dict(Counter(r['outcome'] for r in wrong[30:]))}")
         non_en = [r for r in wrong if r["snippet_lang"] != "en"]
         print(f"Of these, pages whose annotated main text is not English: {len(non_en)}")
         result.update(empty_after_extraction=empty,
