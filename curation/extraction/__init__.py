@@ -2,7 +2,8 @@
 cheap markup checks that run before any extractor.
 
 - ``extract_main_text(html)``: ``curation.extraction.main_text`` (design and figures in
-  docs/extraction.md).
+  docs/extraction.md), on ``page`` (the parsed page), ``vocabulary`` (what markup names mean)
+  and ``structured`` (the article a page declares in JSON-LD).
 - ``markup_depth``/``markup_too_deep``, ``too_many_blocks``: ``curation.extraction.markup``.
 """
 from curation.extraction.main_text import DEFAULT_PARAMS, MainTextParams, extract_main_text
