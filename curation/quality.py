@@ -15,6 +15,7 @@ Nothing here imports Beam; ``pipelines.transforms.quality`` wraps it.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 import xxhash
@@ -26,6 +27,7 @@ from curation.lazy_model import LazyModel
 HQ_LABEL = "__label__hq"
 LQ_LABEL = "__label__lq"
 RULES = ("threshold", "pareto")
+_SYMBOL_TOKEN = re.compile(r" [^\w\s]+(?= )")  # a space, then a token without letters or digits
 DEFAULT_SOURCES = ("cc_2020_50", "cc_2021_04")
 
 
@@ -76,10 +78,19 @@ class QualityConfig:
 
 def preprocess(text: str, max_chars: int = 20_000) -> str:
     """The classifier's view of a text, identical in training and scoring: the first
-    ``max_chars`` characters, lowercased, on one line (fastText reads one example per line).
-    fastText splits words on ASCII whitespace itself, so only line breaks are replaced: a
-    split/join would cost as much as the prediction (bench/bench_quality.py)."""
-    return text[:max_chars].lower().replace("\r", " ").replace("\n", " ").strip()
+    ``max_chars`` characters, lowercased, on one line (fastText reads one example per line),
+    without the tokens made only of symbols (``|``, ``•``, ``-``, ``©``, ``>>``).
+
+    Symbol tokens are how an extractor lays text out, not what the page says: trafilatura
+    writes table cells as ``| a | b |``, others write list bullets or nothing, and the raw page
+    text of the training negatives joins menu items with ``|``.  Kept, they became the
+    strongest low-quality feature, and real articles with a table scored 0.00 (bench/RESULTS.md,
+    "Quality classifier on real articles").  fastText splits words on ASCII whitespace itself,
+    so line breaks and tabs become spaces and no split/join is done (that would cost as much as
+    the prediction, bench/bench_quality.py); the symbol tokens go with one regex that only
+    starts at a space."""
+    line = " " + text[:max_chars].lower().replace("\r", " ").replace("\n", " ").replace("\t", " ") + " "
+    return _SYMBOL_TOKEN.sub("", line).strip()
 
 
 def load_model(path: str, expected_sha256: str | None = None):

@@ -160,6 +160,20 @@ def _eval_lambada(work: Path, sample: Path, manifest: Path, train_dir: Path) -> 
             f"passages  [{out}]")
 
 
+def _quality_on_planted(sample: Path, run: Path) -> str:
+    """The quality classifier's precision and recall on the sample's planted low-quality pages,
+    from the run's per-document stats and the sample's ground truth."""
+    import pyarrow.parquet as pq
+
+    from curation.quality_eval import format_planted_metrics, planted_removal_metrics
+
+    truth = json.loads((sample / "ground_truth.json").read_text())
+    kinds = {d["id"]: d["kind"] for cat in ("low_quality", "spam") for d in truth.get(cat, [])}
+    rows = pq.read_table(run / "stats" / "documents", columns=["id", "stage", "quality_score"]).to_pylist()
+    m = planted_removal_metrics(rows, truth["primary"], kinds)
+    return "\n==> quality classifier on the planted low-quality pages (ground truth)\n  " + format_planted_metrics(m)
+
+
 def _losses(metrics: Path) -> list[float]:
     if not metrics.exists():
         raise SystemExit(f"mtnlg demo: training wrote no metrics at {metrics}")
@@ -189,6 +203,7 @@ def _summary(work: Path, run: Path, manifest: Path, train_dir: Path, dashboard: 
     tot = info["totals"]
     print(f"  {'TOTAL':<18}{tot['read']:>6}{tot['kept']:>6}{tot['dead_lettered']:>6}{tot.get('tokens', 0):>9}"
           f"  removed={tot['removed']}  accounting_ok={info.get('accounting_ok')}")
+    print(_quality_on_planted(work / "sample", run))
     print("\n".join(_pii_lines(run)))
     print(f"\n==> dashboard: {dashboard}  (panel 'Re-threshold filters': move a filter threshold, see what "
           "each source would keep, copy the config fragment)")

@@ -13,7 +13,7 @@ import random
 from datetime import datetime
 from typing import Any
 
-from . import html_page, pii_planted, planting
+from . import html_page, low_quality, pii_planted, planting
 from .plan import Plan, PlannedDoc, make_plan
 from .sources import CC_SLUGS, PILE_SLUGS, SLUG_TO_NAME, SOURCE_SLUGS, UNUSED_PILE_SLUG
 from .writers import WarcBuilder, truncated_zstd, write_bytes, zstd_bytes
@@ -120,8 +120,15 @@ class _Writer:
             warc = WarcBuilder(name, snapshot, SNAPSHOT_START[slug], rng)
             for d in part:
                 page_rng = random.Random(d.render_seed)
-                page = html_page.make_page(page_rng, d.render_seed, d.title, d.text)
-                k = warc.add_page(page.url, html_page.render(page, page_rng), page.content_type)
+                if d.category == "low_quality":  # its own kind of site, not a news site
+                    lq = d.detail["page"]
+                    page = html_page.make_page(page_rng, d.render_seed, d.title, d.text, site=lq.site)
+                    main = html_page.blocks_html(lq.blocks, low_quality.CSS_CLASS.get(lq.kind, "content"))
+                    payload = html_page.render(page, page_rng, main_html=main, style=lq.style)
+                else:
+                    page = html_page.make_page(page_rng, d.render_seed, d.title, d.text)
+                    payload = html_page.render(page, page_rng)
+                k = warc.add_page(page.url, payload, page.content_type)
                 d.id = f"{slug}/common_crawl/{snapshot}/{name}#{k}"
             if f == len(files) - 1:  # the crawler died mid-write: the last record is cut short
                 page = html_page.make_page(rng, 0, "Daily offers", planting.spam("repeated_lines", rng))
@@ -165,6 +172,7 @@ def _ground_truth(plan: Plan, w: _Writer, docs: int, seed: int, tasks: dict) -> 
         "near_duplicates": [{"a": a.id, "b": b.id, "jaccard": round(j, 6), "target": t}
                             for a, b, j, t in plan.near_pairs],
         "spam": [{"id": d.id, "kind": d.detail["kind"]} for d in cat("spam")],
+        "low_quality": [{"id": d.id, "kind": d.detail["kind"]} for d in cat("low_quality")],
         "non_english": [{"id": d.id, "lang": d.detail["lang"]} for d in cat("non_english")],
         "contaminated": [{"id": d.id, "task": d.detail["task"], "passage": d.detail["passage"]}
                          for d in cat("contaminated")],

@@ -125,6 +125,16 @@ def test_preprocess_is_one_lowercase_line():
     assert preprocess("abcdef", 3) == "abc"
 
 
+def test_preprocess_drops_tokens_made_only_of_symbols():
+    """Table pipes, bullets and dashes are an extractor's layout, not words: an article laid out
+    by another extractor gets the same features."""
+    table = "| Team | Wins |\n| --- | --- |\n| Leeds | 4 |"
+    assert preprocess(table).split() == ["team", "wins", "leeds", "4"]
+    assert preprocess("• One\t- two –  three © 2020 :)").split() == ["one", "two", "three", "2020"]
+    # words that carry symbols keep them: only whole symbol tokens go
+    assert preprocess("e-mail, (yes) C++ $5 -x").split() == ["e-mail,", "(yes)", "c++", "$5", "-x"]
+
+
 # -- training ---------------------------------------------------------------------------------
 def test_training_is_deterministic_and_writes_a_card(trained, tmp_path):
     cfg, out = trained
