@@ -16,7 +16,8 @@ The design (docs/extraction.md has the measurements behind each step):
    in the page around it.  An element named as the article body (``entry-content``,
    ``itemprop=articleBody``) holding ``body_hint_share`` of the value wins over the climb.
 5. Keep every paragraph of that element, except link-dense ones (``max_link_density``), the
-   ones in link-dense sub-containers (lists of related links with their heading), dates alone
+   ones in link-dense sub-containers (lists of related links with their heading) or in long
+   lists and tables of worthless items (``list_min_chars``), dates alone
    (``<time>``), image captions (credits, photo notes; unless captions hold most of the page's
    text: a gallery) and headings whose section kept nothing.  Paragraphs up to ``extend_levels``
    levels around it are kept too when they are substantial prose (``extend_min_value``): leads
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 from curation.extraction.page import Page, Paragraph, read_page
 from curation.extraction.structured import declared_article_body
-from curation.extraction.vocabulary import HEADINGS, TEXT_BLOCKS
+from curation.extraction.vocabulary import HEADINGS, LISTS, TEXT_BLOCKS
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class MainTextParams:
     """... when they hold less than this share of the chosen element's characters."""
     time_share: float = 0.9
     """Paragraphs that are this much ``<time>`` (a date line) are dropped."""
+    list_min_chars: int = 1000
+    """A list or table of at least this many characters none of whose items has a positive
+    value is dropped."""
     declared_max_chars: int = 1000
     """Text shorter than this (about 150 words) is checked against the JSON-LD ``articleBody``."""
     declared_ratio: float = 3.0
@@ -77,6 +81,8 @@ class MainTextParams:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
         if self.extend_levels < 0:
             raise ValueError(f"extend_levels must be >= 0, got {self.extend_levels}")
+        if self.list_min_chars < 0:
+            raise ValueError(f"list_min_chars must be >= 0, got {self.list_min_chars}")
         if self.declared_max_chars < 0:
             raise ValueError(f"declared_max_chars must be >= 0, got {self.declared_max_chars}")
         if self.declared_ratio < 1:
@@ -182,8 +188,10 @@ def _choose(tree: _Tree) -> tuple[int, list[int]]:
 
 
 def _link_lists(tree: _Tree, root: int, skip: int | None = None) -> list[bool]:
-    """For each element under ``root``: whether it lies in a small link-dense container
-    (below ``root``; the subtree of ``skip`` is judged separately)."""
+    """For each element under ``root``: whether it lies in a small link-dense container, or in
+    a long list or table of items none of which is worth anything (tag clouds, archive and
+    index listings: thousands of one-word items next to an article), below ``root``; the
+    subtree of ``skip`` is judged separately."""
     page, params = tree.page, tree.params
     limit = params.link_list_share * tree.chars[root]
     flagged = [False] * len(page.tags)
@@ -191,7 +199,8 @@ def _link_lists(tree: _Tree, root: int, skip: int | None = None) -> list[bool]:
         if skip is not None and skip <= i < page.end[skip]:
             continue
         flagged[i] = flagged[page.parent[i]] or (
-            tree.links[i] > params.link_list_density * tree.chars[i] and tree.chars[i] < limit)
+            tree.links[i] > params.link_list_density * tree.chars[i] and tree.chars[i] < limit) or (
+            page.tags[i] in LISTS and tree.mass[i] == 0 and tree.chars[i] >= params.list_min_chars)
     return flagged
 
 

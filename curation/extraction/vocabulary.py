@@ -33,6 +33,7 @@ CELLS = frozenset("td th".split())
 CELL_SEPARATOR = " | "
 
 HEADINGS = frozenset("h1 h2 h3 h4 h5 h6".split())
+LISTS = frozenset("ul ol dl table".split())
 TEXT_BLOCKS = frozenset("p h1 h2 h3 h4 h5 h6 li dd dt td th pre blockquote caption".split())
 """Leaf paragraphs: the main-text container is never one of these, it holds them."""
 

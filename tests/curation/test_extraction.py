@@ -108,6 +108,19 @@ def test_hidden_elements_captions_and_dates_are_not_text():
         assert gone not in out
 
 
+def test_a_long_list_of_worthless_items_is_dropped_but_not_a_short_one():
+    """Thousands of one-word items next to the article (a tag cloud, an archive index, a table
+    of dates) are not text; a short list inside the article is."""
+    article = "".join(f"<p>{PROSE}{i}</p>" for i in range(3))
+    short = "<ul><li>Flour</li><li>Sugar</li><li>Two eggs</li></ul>"
+    huge = "<ul>" + "".join(f"<li>item {i}</li>" for i in range(5000)) + "</ul>"
+    days = "<table>" + "".join(f"<tr><td>{d}</td></tr>" for d in range(1, 1001)) + "</table>"
+    out = extract_main_text(page(article + short + huge + days))
+    assert all(f"{PROSE}{i}".strip() in out for i in range(3))
+    assert "Flour\n\nSugar" in out
+    assert "item 17" not in out and "\n\n364" not in out
+
+
 def test_paragraphs_and_line_breaks():
     html = page(f"<div class='entry-content'><p>{PROSE}</p><p>First line<br>second line of the "
                 f"same paragraph, long enough to count as prose in any language</p><p>{PROSE}</p></div>")
