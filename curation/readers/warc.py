@@ -1,4 +1,5 @@
-"""Common Crawl WARC reader: HTML responses -> main text (jusText, as MT-NLG; or resiliparse).
+"""Common Crawl WARC reader: HTML responses -> main text (``curation.extraction``; or jusText,
+as MT-NLG; or resiliparse).
 
 Record handling, by WARC-Type:
 - ``response`` with an HTTP 200 HTML payload: a ``Document`` (text extracted, boilerplate
@@ -7,7 +8,8 @@ Record handling, by WARC-Type:
   payload (PDF, image, ...) -> ``Removal(read, non_html_payload)``.  Both are well-formed crawl
   records that policy excludes, so they are removals, not failures.
 - ``response`` whose markup nests deeper than ``MAX_HTML_DEPTH`` -> ``Removal(read,
-  markup_too_deep)`` (extraction would take minutes); one with more than
+  markup_too_deep)`` (extraction would take minutes; depth as a browser nests it, script,
+  style, template and comment content not counted: ``curation.extraction.markup``); one with more than
   ``MAX_JUSTEXT_BLOCKS`` paragraph elements is extracted with resiliparse, noted in
   ``meta["extractor"]`` (jusText is quadratic in runs of short paragraphs).
 - ``response`` whose block is not an HTTP message -> ``DeadLetter`` (we cannot parse it).
@@ -39,13 +41,19 @@ from functools import lru_cache
 from typing import BinaryIO, Iterator
 
 from curation.document import DeadLetter, Document, Removal
+from curation.extraction import (MAX_HTML_DEPTH, MAX_JUSTEXT_BLOCKS, extract_main_text, markup_too_deep,
+                                 too_many_blocks)
 from curation.readers._io import DEFAULT_MAX_DOC_BYTES, id_name, printable_excerpt
 from curation.readers.http_body import http_body
 from curation.readers.warc_records import WarcEntry, one_gzip_member, warc_entries
 
 log = logging.getLogger(__name__)
 Record = Document | Removal | DeadLetter
-EXTRACTORS = ("justext", "resiliparse")
+EXTRACTORS = ("main_text", "justext", "resiliparse")
+"""``main_text``: curation.extraction (the default; docs/extraction.md); ``justext`` with the
+English stop list: MT-NLG's and Pile-CC's setting, for reproduction; ``resiliparse``
+``extract_plain_text(main_content=True)``: DCLM's."""
+DEFAULT_EXTRACTOR = "main_text"
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 WARC_TYPES = ("warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion",
               "continuation")
@@ -102,49 +110,6 @@ def _plausible(payload: bytes, encoding: str, probe: int = 8192) -> bool:
     return b"<" not in head or "<" in text
 
 
-# Deeper markup than this is removed as ``markup_too_deep`` before extraction: resiliparse's
-# main-content pass is quadratic in depth (100,000 nested divs take minutes) and libxml2 stops
-# building the tree at 256 levels anyway.  Real pages stay far below (tens of levels).
-MAX_HTML_DEPTH = 512
-_TAG_RE = re.compile(rb"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^<>]*?(/?)>")
-# Elements that never have content, or whose end tag is implied: they never deepen the tree.
-_NO_DEPTH = frozenset(
-    b"area base br col embed hr img input link meta param source track wbr "
-    b"p li td th tr dt dd option optgroup tbody thead tfoot colgroup rt rp".split()
-)
-
-
-def markup_too_deep(html: str | bytes, limit: int = MAX_HTML_DEPTH) -> bool:
-    """Whether the open-tag nesting exceeds ``limit``, estimated in one linear scan."""
-    data = html.encode("utf-8", "ignore") if isinstance(html, str) else html
-    depth = 0
-    for m in _TAG_RE.finditer(data):
-        closing, name, self_closing = m.groups()
-        if name.lower() in _NO_DEPTH or self_closing:
-            continue
-        depth = max(0, depth - 1) if closing else depth + 1
-        if depth > limit:
-            return True
-    return False
-
-
-# jusText's context pass walks runs of short paragraphs from each one (quadratic): 4,000
-# one-word <p>s take seconds, 20,000 minutes.  Pages with more block elements than this are
-# extracted with resiliparse (linear) instead; real pages stay far below (hundreds).
-MAX_JUSTEXT_BLOCKS = 2000
-_BLOCK_RE = re.compile(
-    rb"<(?:blockquote|body|br|caption|center|col|colgroup|dd|div|dl|dt|fieldset|form|h[1-6]|"
-    rb"legend|li|optgroup|option|p|pre|table|td|textarea|tfoot|th|thead|tr|ul)[\s/>]", re.I)
-
-
-def too_many_blocks(html: bytes, limit: int = MAX_JUSTEXT_BLOCKS) -> bool:
-    """Whether the page opens more than ``limit`` of jusText's paragraph-splitting elements."""
-    for n, _ in enumerate(_BLOCK_RE.finditer(html), 1):
-        if n > limit:
-            return True
-    return False
-
-
 @lru_cache(maxsize=1)
 def _english_stoplist() -> frozenset[str]:
     import justext
@@ -152,8 +117,10 @@ def _english_stoplist() -> frozenset[str]:
     return frozenset(justext.get_stoplist("English"))
 
 
-def extract_text(html: str, extractor: str = "justext") -> str:
+def extract_text(html: str, extractor: str = DEFAULT_EXTRACTOR) -> str:
     """Main text of an HTML page, paragraphs separated by blank lines."""
+    if extractor == "main_text":
+        return extract_main_text(html)
     if extractor == "justext":
         import justext
 
@@ -277,7 +244,7 @@ def read_warc(
     fileobj: BinaryIO,
     file_name: str,
     source: str,
-    extractor: str = "justext",
+    extractor: str = DEFAULT_EXTRACTOR,
     *,
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     first_record: int = 0,

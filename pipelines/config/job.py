@@ -21,12 +21,12 @@ from curation.fuzzy_config import FuzzyDedupConfig  # noqa: F401 - re-exported: 
 from curation.language import LanguageConfig
 from curation.pii import PiiConfig
 from curation.quality import QualityConfig
+from curation.readers.warc import DEFAULT_EXTRACTOR, EXTRACTORS
 from curation.sources import SOURCE_BY_SLUG
 from infra.config import (ConfigError, build_section, check_overrides, check_value, loader_field,
                           read_config_file, reject_unknown, settable_fields)
 
 READERS = ("pile", "warc", "realnews", "cc_stories")
-EXTRACTORS = ("justext", "resiliparse")
 
 __all__ = ["CurateConfig", "DecontaminationStage", "DedupConfig", "FuzzyDedupConfig",
            "InputSpec", "ShardConfig", "TokenizerConfig", "config_from_dict", "load_config"]
@@ -68,12 +68,13 @@ class InputSpec:
     """Blend source slug (e.g. ``cc_2020_50``); required except for ``pile`` (which maps
     ``meta.pile_set_name`` through ``curation.sources.PILE_SUBSET_TO_SOURCE``)."""
     extractor: str | None = None
-    """HTML text extractor for ``warc``: ``justext`` (the paper's, the default) or
-    ``resiliparse``; an error for the other readers."""
+    """HTML text extractor for ``warc``: ``main_text`` (the default; curation.extraction,
+    docs/extraction.md), ``justext`` (MT-NLG's and Pile-CC's, for reproduction) or
+    ``resiliparse`` (DCLM's); an error for the other readers."""
 
     def __post_init__(self) -> None:
         if self.extractor is None and self.reader == "warc":
-            self.extractor = "justext"
+            self.extractor = DEFAULT_EXTRACTOR
         if self.reader not in READERS:
             raise ValueError(f"reader: unknown reader {self.reader!r}; expected one of {READERS}")
         if self.reader == "pile" and self.source is not None:

@@ -141,8 +141,8 @@ def _key(rec):
     return type(rec).__name__, getattr(doc, "id", None) or rec.location
 
 
-def _read(data: bytes, name: str = "/cc/x.warc.gz") -> list:
-    return list(read_warc(io.BytesIO(data), name, "cc_2020_50"))
+def _read(data: bytes, name: str = "/cc/x.warc.gz", extractor: str = "main_text") -> list:
+    return list(read_warc(io.BytesIO(data), name, "cc_2020_50", extractor))
 
 
 def _assert_ranges_agree(data: bytes, name: str = "/cc/x.warc.gz") -> None:
@@ -360,13 +360,15 @@ def test_thousands_of_short_paragraphs_fall_back_to_a_linear_extractor():
     old = signal.signal(signal.SIGALRM, expired)
     signal.alarm(60)
     try:
-        (doc,) = _read(warc([html_response(page=page)]))
+        (doc,) = _read(warc([html_response(page=page)]), extractor="justext")
+        (linear,) = _read(warc([html_response(page=page)]))  # main_text is linear: no fallback
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert isinstance(doc, Document) and "city council approved" in doc.text
     assert doc.meta["extractor"].startswith("resiliparse (more than 2000 blocks")
-    (small,) = _read(warc([html_response()]))
+    assert "city council approved" in linear.text and "extractor" not in linear.meta
+    (small,) = _read(warc([html_response()]), extractor="justext")
     assert "extractor" not in small.meta  # ordinary pages keep jusText
 
 

@@ -53,11 +53,11 @@ def html_response(uri: str = "http://e.com/a", page: str = PAGE, ctype: str = "t
     return ("response", uri, page.encode("utf-8"), ctype, "200")
 
 
-@pytest.mark.parametrize("gzip", [True, False])
-def test_response_extracted_with_justext_and_ids_count_all_records(gzip):
+@pytest.mark.parametrize("gzip,extractor", [(True, "main_text"), (False, "main_text"), (True, "justext")])
+def test_response_extracted_and_ids_count_all_records(gzip, extractor):
     data = warc([("request", "http://e.com/a", b"GET / HTTP/1.1\r\n\r\n", None, None),
                  html_response()], gzip=gzip)
-    (doc,) = read(data)
+    (doc,) = read(data, extractor=extractor)
     assert isinstance(doc, Document)
     assert doc.id == "cc_2020_50/CC-MAIN-x.warc.gz#2"  # warcinfo=0, request=1, response=2
     assert doc.url == "http://e.com/a" and doc.source == "cc_2020_50"
@@ -115,7 +115,7 @@ def test_binary_garbage_is_one_dead_letter():
     assert len(out) == 1 and isinstance(out[0], DeadLetter) and out[0].location == "junk.warc#0"
 
 
-@pytest.mark.parametrize("extractor", ["justext", "resiliparse"])
+@pytest.mark.parametrize("extractor", ["main_text", "justext", "resiliparse"])
 def test_deeply_nested_markup_does_not_crash(extractor):
     page = "<html><body>" + "<div>" * 100_000 + PARAS[0] + "</div>" * 100_000 + "</body></html>"
     data = warc([html_response(page=page), html_response("http://e.com/next")])
