@@ -78,55 +78,29 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
 
 def build_dedup(p, env: StageEnv, urls):
-    """Exact dedup, then fuzzy dedup of exact's survivors, on ``DedupRecord`` s computed where
-    each part is read; the decisions go back to the parts holding their documents.  The records
-    of the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
-    ``--dedup-against`` the older runs' index records join both dedup steps (never removed)."""
-    from pipelines.transforms.decisions import ApplyDecisions
-    from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
-    from pipelines.transforms.dedup_index import ReadIndex, WriteDedupIndex, index_parameters
+    """Exact dedup, then fuzzy dedup of exact's survivors, all sources jointly
+    (``pipelines.transforms.dedup_partitioned``): the per-document records go to files where
+    each part is read, the decisions back to the parts holding their documents.  The records of
+    the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
+    ``--dedup-against`` the older runs' index parts join both dedup steps (never removed)."""
+    from pipelines.transforms.dedup_partitioned import PartitionedDedup
     from pipelines.transforms.dedup_stats import WriteDedupOutputs
-    from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
-    from pipelines.transforms.parts import ReadParts, WriteParts, part_urls
+    from pipelines.transforms.parts import PART_ROWS, WriteParts, part_urls
     from pipelines.transforms.stats import StageOutcomes
 
     cfg = env.cfg
     fuzzy = cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None
-    keyed = urls | "ReadParts" >> ReadParts("dedup", with_part=True)
-    ids = keyed | "IdPart" >> beam.MapTuple(lambda url, d: (d.id, url))
-    records = (keyed
-               | "Docs" >> beam.Values()
-               | "Records" >> DedupRecords(fuzzy, cfg.priority))
-    older = (beam.pvalue.PBegin(urls.pipeline) | "OlderIndex" >> ReadIndex(list(env.against))
-             if env.against else None)
-    decisions, extra, members = [], {GROUPS: [], INPUTS: [], BUCKETS: [], "rounds": []}, None
-    if cfg.dedup.exact:
-        ex = ({"records": records, "older": older} if older is not None else records) | "Exact" >> ExactDedup()
-        decisions.append(ex[DECISIONS])
-        for k in (GROUPS, INPUTS):
-            extra[k].append(ex[k])
-        members = ex["kept"]
-    if fuzzy is not None:  # the members are exact's survivors; records supply the features
-        inputs = {"records": records, "members": members, "older": older}
-        fz = {k: v for k, v in inputs.items() if v is not None} | "Fuzzy" >> FuzzyDedup(fuzzy)
-        decisions.append(fz[DECISIONS])
-        for k in extra:
-            extra[k].append(fz[k])
-    decided = flatten_small(decisions, "AllDecisions")
-    # ExactDedup / FuzzyDedup count their removals when they decide: apply without counting
-    # them again; the documents each stage passed are counted where they are.
-    kept_stages = tuple(s for s, on in (("exact_dedup", cfg.dedup.exact),
-                                        ("fuzzy_dedup", fuzzy is not None)) if on)
-    applied = ({"parts": urls, "ids": ids, "decisions": decided}
-               | "Apply" >> ApplyDecisions(count_removed=False, kept_stages=kept_stages))
-    parts = applied["kept"] | "WriteParts" >> WriteParts(env.out_dir, "dedup")
-    index = ({"records": records, "decisions": decided}
-             | "WriteIndex" >> WriteDedupIndex(env.out_dir, index_parameters(cfg.dedup.exact, fuzzy)))
-    dedup_in = {k: flatten_small(v, f"AllDedup_{k}") for k, v in extra.items() if v}
+    older = [part for ix in env.against for part in ix.parts]
+    out = urls | "Dedup" >> PartitionedDedup(env.out_dir, cfg.dedup.exact, fuzzy, cfg.priority, older,
+                                             sum(ix.documents for ix in env.against), PART_ROWS)
+    parts = out["kept"] | "WriteParts" >> WriteParts(env.out_dir, "dedup")
+    dedup_in = {k: flatten_small(out[k], f"AllDedup_{k}") for k in ("groups", "inputs")}
+    dedup_in.update({k: out[k] for k in ("buckets", "rounds") if out[k] is not None})
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
-    outcomes = {"removed": applied["removed"]} | "Outcomes" >> StageOutcomes(
+    # The dedup steps count their removals when they decide; the parts count what passed.
+    outcomes = {"removed": out["removed"]} | "Outcomes" >> StageOutcomes(
         env.out_dir, "dedup", cfg.removed_sample)
-    _manifest(env, "dedup", [parts, index, outcomes["descriptors"]])
+    _manifest(env, "dedup", [parts, out["index"], outcomes["descriptors"]])
     return part_urls(parts)
 
 

@@ -107,6 +107,19 @@ class WriteDedupIndex(beam.PTransform):
                        | "IndexRows" >> beam.FlatMap(_rows)
                        | "WriteParts" >> beam.ParDo(WriteRowsFn(self.out_dir, "parquet", INDEX_SCHEMA,
                                                                 max_rows=PART_ROWS, row_group=2000)))
+        _ = descriptors | "Params" >> WriteIndexParams(self.out_dir, self.params)
+        return descriptors
+
+
+class WriteIndexParams(beam.PTransform):
+    """Index part descriptors (``sinks`` writer descriptors) -> ``dedup_index/params.json``:
+    the parameters and every part's name, rows and sha256."""
+
+    def __init__(self, out_dir: str, params: dict, label: str | None = None) -> None:
+        super().__init__(label)
+        self.out_dir, self.params = out_dir, params
+
+    def expand(self, descriptors):
         path, params = join(self.out_dir, INDEX_DIR, PARAMS), self.params
         prefix = f"_w/{INDEX_DIR}/"
 
@@ -117,11 +130,10 @@ class WriteDedupIndex(beam.PTransform):
                                              "parts": parts}))
             return len(parts)
 
-        _ = (descriptors
-             | "Checksums" >> beam.Map(_with_sha256)
-             | "AllParts" >> beam.combiners.ToList()
-             | "WriteParams" >> beam.Map(write_params))
-        return descriptors
+        return (descriptors
+                | "Checksums" >> beam.Map(_with_sha256)
+                | "AllParts" >> beam.combiners.ToList()
+                | "WriteParams" >> beam.Map(write_params))
 
 
 def _params_bytes(params: dict) -> bytes:

@@ -101,6 +101,16 @@ class _FileWriter:
                 "bytes": self.bytes}
 
 
+def write_table_file(out_dir: str, dest: str, table: pa.Table, row_group: int = 1000) -> dict:
+    """A whole Arrow table as ONE Parquet file ``<out_dir>/_w/<dest>-<token>.parquet`` (as
+    ``WriteRowsFn`` names its files); returns its descriptor."""
+    rel = f"_w/{dest}-{uuid.uuid4().hex[:16]}.parquet"
+    url = join(out_dir, *rel.split("/"))
+    with FileSystems.create(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        pq.write_table(table, f, compression="zstd", row_group_size=row_group)
+    return {"path": rel, "url": url, "dest": dest, "rows": table.num_rows, "bytes": table.nbytes}
+
+
 class WriteRowsFn(beam.DoFn):
     """``(dest, row)`` -> rows in ``<out_dir>/_w/<dest>-<token>.<ext>``; yields a descriptor
     ``{path, url, dest, rows, bytes}`` per file closed (at ``max_rows``/``max_bytes`` or at the end
