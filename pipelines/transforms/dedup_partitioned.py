@@ -43,7 +43,7 @@ from curation.fuzzy_config import FuzzyDedupConfig
 from pipelines.storage.files import join
 from pipelines.transforms import dedup_tables as tables
 from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, keep_best
-from pipelines.transforms.dedup_index import INDEX_DIR, INDEX_SCHEMA, WriteIndexParams, _read_part
+from pipelines.transforms.dedup_index import INDEX_DIR, INDEX_SCHEMA, WriteIndexParams, read_index_part
 from pipelines.transforms.fuzzy import BUCKETS, CANDIDATES, DecideFromEdges, bucket_stars
 from pipelines.transforms.fuzzy_verify import CENTRE, MEMBER, VerifyStarFn
 from pipelines.transforms.outputs import REMOVED, count
@@ -106,7 +106,7 @@ class OlderFeaturesFn(beam.DoFn):
 
     def process(self, part: tuple[str, str], partitions: int):
         url = part[0]
-        table = _read_part(*part)
+        table = read_index_part(*part)
         records = tables.older_records_table(table)
         count("dedup_against", "all", "index_records_read", n=len(records))
         key, token = tables.part_key(url), uuid.uuid4().hex[:16]
