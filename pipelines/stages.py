@@ -59,7 +59,7 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
     cfg = env.cfg
     skip = cfg.skip_sources
-    fns = [ReadWorkFn(cfg.inputs, cfg.input_root), NormalizeFn(),
+    fns = [ReadWorkFn(cfg.inputs, cfg.input_root, env.out_dir), NormalizeFn(),
            chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
            chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
@@ -110,7 +110,7 @@ def build_decontaminate(p, env: StageEnv, urls):
     from pipelines.transforms.stats import StageOutcomes, WriteContaminationStats
 
     cfg = env.cfg
-    docs = urls | "ReadParts" >> ReadParts("decontaminate")
+    docs = urls | "ReadParts" >> ReadParts("decontaminate", progress=env.out_dir)
     out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks, cfg.decontamination.rule,
                                                       separate_kept=True)
     # The kept documents as the stage produced them (clean / split), each written where it is:
@@ -134,7 +134,7 @@ def build_tokenize(p, env: StageEnv, urls):
     from pipelines.transforms.tokenize import Tokenize
 
     cfg, tok = env.cfg, env.cfg.tokenizer
-    docs = urls | "ReadParts" >> ReadParts("tokenize")
+    docs = urls | "ReadParts" >> ReadParts("tokenize", progress=env.out_dir)
     out = docs | "Tokenize" >> Tokenize(tok.path, tok.min_tokens, tok.batch_size)
     dtype = dtype_for_vocab(env.vocab_size).name
     shards = out["kept"] | "Shards" >> WriteShards(env.out_dir, cfg.shards.max_tokens_per_shard, dtype)

@@ -42,6 +42,7 @@ from curation.exact_dedup import priority_map
 from curation.fuzzy_config import FuzzyDedupConfig
 from pipelines.storage.files import join
 from pipelines.transforms import dedup_tables as tables
+from pipelines.transforms import progress
 from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, keep_best
 from pipelines.transforms.dedup_index import INDEX_DIR, INDEX_SCHEMA, WriteIndexParams, read_index_part
 from pipelines.transforms.fuzzy import BUCKETS, CANDIDATES, DecideFromEdges, bucket_stars
@@ -70,10 +71,14 @@ class PartFeaturesFn(beam.DoFn):
         if self.fuzzy is not None:
             self.fuzzy.band_layout()  # derive (and cache) the layout once per worker
 
+    def finish_bundle(self) -> None:
+        progress.flush()
+
     @timed()
     def process(self, url: str, partitions: int):
         docs = list(read_part(url))
         count("dedup", "all", "part_documents_read", n=len(docs))
+        progress.report(self.out_dir, "dedup", passes=len(docs))
         records = []
         for i in range(0, len(docs), RECORD_BATCH):
             records += dedup_records(docs[i:i + RECORD_BATCH], self.fuzzy, self.priority)
@@ -259,7 +264,9 @@ class ApplyPartFn(beam.DoFn):
             raise ValueError(f"{len(pending)} decision(s) for a part that was never read "
                              f"(0: the decision names an id that was never read): {sorted(pending)[:3]}")
         decided = dict(pending)
+        n = 0
         for doc in read_part(desc["part"]):
+            n += 1
             d = pending.pop(doc.id, None)
             for stage in self.kept_stages:
                 if d is not None and stage == d.stage:
@@ -272,7 +279,11 @@ class ApplyPartFn(beam.DoFn):
         if pending:
             raise RuntimeError(f"{len(pending)} decision(s) for documents not in part {desc['part']}: "
                                f"{sorted(pending)[:3]}")
+        progress.report(self.out_dir, "dedup", passes=n)
         yield from self._index(desc, decided)
+
+    def finish_bundle(self) -> None:
+        progress.flush()
 
     def _index(self, desc: dict, decided: dict):
         """The index rows of the documents that entered fuzzy dedup (every exact survivor)."""
