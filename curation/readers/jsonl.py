@@ -63,35 +63,44 @@ def _json_lines(
         )
 
 
-def _parse_object(line: Line, source: str, file_name: str,
+def _parse_object(line: Line, source: str | Callable[[], str], file_name: str,
                   source_of: Callable[[dict], str] | None = None) -> dict[str, Any] | DeadLetter:
     """Strict UTF-8 + JSON object, or a DeadLetter saying why not (charged to ``source``, or,
-    once the object parsed, to ``source_of(obj)``)."""
+    once the object parsed, to ``source_of(obj)``).  ``source`` may be a function, called only
+    for a dead letter (the Pile reader sniffs the line's bytes for it)."""
     location = f"{file_name}:{line.number}"
     assert line.data is not None
+    dead = _dead_letter(source)
     try:
         raw = line.data.decode("utf-8")  # strict: silent replacement would hide corrupt input
     except UnicodeDecodeError as exc:
-        return DeadLetter(source, location, f"invalid_utf8: {exc}", printable_excerpt(line.data))
+        return dead(location, f"invalid_utf8: {exc}", printable_excerpt(line.data))
     try:
         obj = json.loads(raw)
     except (json.JSONDecodeError, RecursionError) as exc:
-        return DeadLetter(source, location, f"invalid_json: {exc}", raw[:2000])
+        return dead(location, f"invalid_json: {exc}", raw[:2000])
     if not isinstance(obj, dict):
-        return DeadLetter(source, location, f"invalid_json: expected an object, got {type(obj).__name__}", raw[:2000])
+        return dead(location, f"invalid_json: expected an object, got {type(obj).__name__}", raw[:2000])
     text = obj.get("text")
     if not isinstance(text, str):
-        return DeadLetter(source, location, "missing_text: no string 'text' field", raw[:2000])
+        return dead(location, "missing_text: no string 'text' field", raw[:2000])
     if has_lone_surrogate(text):  # JSON "\ud800" escapes decode to strings UTF-8 cannot encode
-        return DeadLetter(source, location, "invalid_unicode: lone surrogate in text", raw[:2000])
+        return dead(location, "invalid_unicode: lone surrogate in text", raw[:2000])
     for key, value in obj.items():
         if key == "text":
             continue
         problem = value_problem(value)
         if problem:
-            owner = source_of(obj) if source_of else source
-            return DeadLetter(owner, location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
+            if source_of:
+                return DeadLetter(source_of(obj), location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
+            return dead(location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
     return obj
+
+
+def _dead_letter(source: str | Callable[[], str]):
+    def dead(location: str, error: str, raw: str) -> DeadLetter:
+        return DeadLetter(source() if callable(source) else source, location, error, raw)
+    return dead
 
 
 def _too_large(doc_id: str, source: str, line: Line, max_doc_bytes: int) -> Removal:
@@ -146,7 +155,8 @@ def read_pile(
             source = _sniff_pile_source(line.tail, mapping)
             yield _too_large(f"{source}/{name}:{line.number}", source, line, max_doc_bytes)
             continue
-        obj = _parse_object(line, _sniff_pile_source(line.data[-4096:], mapping), file_name,
+        data = line.data
+        obj = _parse_object(line, lambda: _sniff_pile_source(data[-4096:], mapping), file_name,
                             lambda o: _named_source(o, mapping))
         if isinstance(obj, DeadLetter):
             yield obj
