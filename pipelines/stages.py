@@ -85,7 +85,7 @@ def build_dedup(p, env: StageEnv, urls):
     ``--dedup-against`` the older runs' index parts join both dedup steps (never removed)."""
     from pipelines.transforms.dedup_partitioned import PartitionedDedup
     from pipelines.transforms.dedup_stats import WriteDedupOutputs
-    from pipelines.transforms.parts import PART_ROWS, WriteParts, part_urls
+    from pipelines.transforms.parts import PART_ROWS, part_urls
     from pipelines.transforms.stats import StageOutcomes
 
     cfg = env.cfg
@@ -93,7 +93,7 @@ def build_dedup(p, env: StageEnv, urls):
     older = [part for ix in env.against for part in ix.parts]
     out = urls | "Dedup" >> PartitionedDedup(env.out_dir, cfg.dedup.exact, fuzzy, cfg.priority, older,
                                              sum(ix.documents for ix in env.against), PART_ROWS)
-    parts = out["kept"] | "WriteParts" >> WriteParts(env.out_dir, "dedup")
+    parts = out["parts"]  # written where the decisions met them
     dedup_in = {k: flatten_small(out[k], f"AllDedup_{k}") for k in ("groups", "inputs")}
     dedup_in.update({k: out[k] for k in ("buckets", "rounds") if out[k] is not None})
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)

@@ -16,8 +16,9 @@ document.  ``PartitionedDedup`` makes the same decisions with the per-document d
    candidate pairs (nodes carry their reference, ``with_ref``) and oversized-bucket rows.
 4. ``ShipFromPartFn``: each candidate's verification payload read from its features file, sent
    to its star's centre; ``VerifyStarFn`` -> edges; ``DecideFromEdges`` -> components, decisions.
-5. ``ApplyPartFn`` (per part, with its decisions): kept documents, ``Removal`` s, this run's
-   dedup index part (the features of the exact survivors + the decision), the fuzzy inputs.
+5. ``ApplyPartFn`` (per part, with its decisions): the part's rows minus the removed ones,
+   written as the stage's part column by column (no per-document objects), ``Removal`` s, this
+   run's dedup index part (the features of the exact survivors + the decision), fuzzy inputs.
 
 The group logic (``keep_best``, ``star``, ``bucket_stars``, ``VerifyStarFn``, components) is the
 record-based transforms' own, so both give the same decisions (tested).  Temporary files live
@@ -48,7 +49,7 @@ from pipelines.transforms.dedup_index import INDEX_DIR, INDEX_SCHEMA, WriteIndex
 from pipelines.transforms.fuzzy import BUCKETS, CANDIDATES, DecideFromEdges, bucket_stars
 from pipelines.transforms.fuzzy_verify import CENTRE, MEMBER, VerifyStarFn
 from pipelines.transforms.outputs import REMOVED, count
-from pipelines.transforms.parts import read_part
+from pipelines.transforms.parts import PART_SCHEMA, from_row, part_dest, read_columns
 from pipelines.transforms.sinks import write_table_file
 from pipelines.transforms.timing import timed
 
@@ -76,7 +77,7 @@ class PartFeaturesFn(beam.DoFn):
 
     @timed()
     def process(self, url: str, partitions: int):
-        docs = list(read_part(url))
+        docs = read_columns(url, ("id", "source", "text", "quality_score"))  # what dedup reads
         count("dedup", "all", "part_documents_read", n=len(docs))
         progress.report(self.out_dir, "dedup", passes=len(docs))
         records = []
@@ -243,7 +244,8 @@ class ShipFromPartFn(beam.DoFn):
 
 class ApplyPartFn(beam.DoFn):
     """(part key, [("part", descriptor) | ("decision", Decision)]) -> the part's documents not
-    removed (main), a ``Removal`` per removed one (``removed``), this run's dedup index part
+    removed, written as this stage's part straight from the input's columns (main: the part's
+    writer descriptor), a ``Removal`` per removed one (``removed``), this run's dedup index part
     (``index``: a writer descriptor) and ``(("fuzzy", source), n)`` (``inputs``).  Fails if a
     decision meets no document of its part: nothing may be lost silently."""
 
@@ -264,22 +266,28 @@ class ApplyPartFn(beam.DoFn):
             raise ValueError(f"{len(pending)} decision(s) for a part that was never read "
                              f"(0: the decision names an id that was never read): {sorted(pending)[:3]}")
         decided = dict(pending)
-        n = 0
-        for doc in read_part(desc["part"]):
-            n += 1
-            d = pending.pop(doc.id, None)
-            for stage in self.kept_stages:
-                if d is not None and stage == d.stage:
-                    break
-                count(stage, doc.source, "kept")
-            if d is None:
-                yield doc
-            else:
-                yield TaggedOutput(REMOVED, d.removal(doc))
+        table = _read_table(desc["part"])
+        ids, sources = table.column("id").to_pylist(), table.column("source").to_pylist()
+        removed = np.array([i in decided for i in ids], dtype=bool)
+        for row in np.flatnonzero(removed):  # only the removed become documents
+            doc = from_row(table.slice(int(row), 1).to_pylist()[0])
+            yield TaggedOutput(REMOVED, pending.pop(doc.id).removal(doc))
         if pending:
             raise RuntimeError(f"{len(pending)} decision(s) for documents not in part {desc['part']}: "
                                f"{sorted(pending)[:3]}")
-        progress.report(self.out_dir, "dedup", passes=n)
+        passed: Counter = Counter()
+        for i, source in zip(ids, sources):
+            d = decided.get(i)
+            for stage in self.kept_stages:
+                if d is not None and stage == d.stage:
+                    break
+                passed[stage, source] += 1
+        for (stage, source), n in sorted(passed.items()):
+            count(stage, source, "kept", n=n)
+        kept = table.filter(pa.array(~removed))
+        progress.report(self.out_dir, "dedup", passes=len(ids), out=kept.num_rows)
+        if kept.num_rows:
+            yield write_table_file(self.out_dir, part_dest("dedup"), kept.cast(PART_SCHEMA), row_group=500)
         yield from self._index(desc, decided)
 
     def finish_bundle(self) -> None:
@@ -315,8 +323,8 @@ def _read_table(url: str) -> pa.Table:
 
 
 class PartitionedDedup(beam.PTransform):
-    """Part URLs -> ``{"kept": documents, "removed": Removals, "index": index part descriptors,
-    "groups", "inputs", "buckets", "rounds"}`` (see the module docstring).
+    """Part URLs -> ``{"parts": this stage's part descriptors, "removed": Removals, "index":
+    index part descriptors, "groups", "inputs", "buckets", "rounds"}`` (module docstring).
 
     ``older``: ``(URL, sha256)`` of every older run's index part (``--dedup-against``);
     ``older_documents``: their rows, to size the partitions.  Removals are counted where they
@@ -392,11 +400,11 @@ class PartitionedDedup(beam.PTransform):
                    | "WithDecisions" >> beam.Flatten()
                    | "GroupByPart" >> beam.GroupByKey()
                    | "Apply" >> beam.ParDo(ApplyPartFn(out_dir, kept_stages, c is not None))
-                   .with_outputs(REMOVED, INDEX, INPUTS, main="kept"))
+                   .with_outputs(REMOVED, INDEX, INPUTS, main="parts"))
         inputs.append(applied[INPUTS])
         index = applied[INDEX]
         _ = index | "IndexParams" >> WriteIndexParams(out_dir, self._params())
-        return {"kept": applied.kept, "removed": applied[REMOVED], "index": index,
+        return {"parts": applied.parts, "removed": applied[REMOVED], "index": index,
                 "groups": groups, "inputs": inputs, "buckets": buckets, "rounds": rounds}
 
     def _params(self) -> dict:

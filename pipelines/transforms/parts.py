@@ -82,6 +82,15 @@ def read_part(url: str, batch_size: int = READ_BATCH) -> typing.Iterator[Documen
                 yield from_row(row)
 
 
+def read_columns(url: str, columns: typing.Sequence[str]) -> list[Document]:
+    """The documents of one part with only ``columns`` read (the rest: defaults), for a step
+    that needs a few fields of every document."""
+    with FileSystems.open(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        table = pq.read_table(f, columns=list(columns))
+    cols = [table.column(c).to_pylist() for c in columns]
+    return [Document(**dict(zip(columns, values))) for values in zip(*cols)]
+
+
 class ReadPartFn(beam.DoFn):
     """A part's URL -> its documents (or ``(url, doc)`` with ``with_part``); the documents
     taken in count as the stage's progress in ``progress`` (a stage folder)."""

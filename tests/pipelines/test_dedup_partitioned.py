@@ -111,7 +111,8 @@ def test_same_decisions_as_the_record_based_dedup(tmp_path, verify):
         _dump(got["groups"] | "Groups" >> beam.Flatten(), str(tmp_path / "got_groups.json"), "G")
         _dump(got["buckets"], str(tmp_path / "got_buckets.json"), "B")
         _dump(_inputs(got["inputs"], "I"), str(tmp_path / "got_inputs.json"), "I")
-        _dump(got["kept"] | beam.Map(lambda d: d.id), str(tmp_path / "got_kept.json"), "K")
+        _dump(got["parts"] | beam.FlatMap(lambda d: [x.id for x in read_part(d["url"])]),
+              str(tmp_path / "got_kept.json"), "K")
         _dump(got["index"] | beam.Map(lambda d: d["url"]), str(tmp_path / "got_index.json"), "X")
     for name in ("decisions", "groups", "buckets", "inputs"):
         want = json.load(open(tmp_path / f"want_{name}.json"))
@@ -150,7 +151,9 @@ def test_apply_removes_each_document_once_by_the_earlier_stage(tmp_path):
                  Decision("d4", "wikipedia", "exact_dedup", "duplicate", {"kept": "d1", "kept_source": "w"})]
     fn = ApplyPartFn(str(tmp_path / "out"), ("exact_dedup", "fuzzy_dedup"), fuzzy=False)
     out = list(fn.process((desc["key"], [("part", desc)] + [("decision", d) for d in decisions])))
-    kept = [o.id for o in out if isinstance(o, Document)]
+    parts = [o for o in out if isinstance(o, dict)]
+    kept = [d.id for p in parts for d in read_part(p["url"])]
+    assert [d.text for d in read_part(parts[0]["url"])] == [english(int(i[1:])) for i in kept]
     removed = [(o.value.doc.id, o.value.stage, o.value.doc.text == english(int(o.value.doc.id[1:])))
                for o in out if getattr(o, "tag", None) == "removed"]
     assert sorted(kept) == ["d0", "d1", "d2", "d5"]
