@@ -22,9 +22,7 @@ None).  ``tests/curation/test_bpe_words.py`` probes every other code point throu
 from __future__ import annotations
 
 import json
-import sys
 import unicodedata
-from functools import lru_cache
 from typing import Any
 
 PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -46,20 +44,10 @@ def byte_alphabet() -> list[str]:
     return table
 
 
-@lru_cache(maxsize=1)
-def unassigned_ranges() -> tuple[tuple[int, int], ...]:
-    """Code point ranges unassigned (category Cn) in this Python's Unicode database, surrogates
-    and private use left out (both engines treat those alike): texts with any of them go to
-    ``tokenizers``."""
-    ranges, start = [], None
-    for c in range(sys.maxunicode + 2):
-        cn = c <= sys.maxunicode and unicodedata.category(chr(c)) == "Cn"
-        if cn and start is None:
-            start = c
-        elif not cn and start is not None:
-            ranges.append((start, c - 1))
-            start = None
-    return tuple(ranges)
+def unassigned(ch: str) -> bool:
+    """Whether this Python's Unicode database has no character at ``ch`` (category Cn): the
+    ``regex`` module may know one there that Oniguruma does not."""
+    return unicodedata.category(ch) == "Cn"
 
 
 def applies(tok: Any) -> bool:
@@ -82,14 +70,15 @@ class WordEncoder:
         import regex
 
         self._split = regex.compile(PATTERN).findall
-        self._newer = regex.compile("[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in unassigned_ranges())
-                                    + "]").search
+        self._known = {chr(c) for c in range(128)}  # characters seen to be assigned
         self._model = tok.model
-        self._alphabet = byte_alphabet()
+        # UTF-8 bytes read as Latin-1 code points 0-255, then mapped to the byte-level alphabet
+        self._alphabet = str.maketrans({b: c for b, c in enumerate(byte_alphabet())})
         self._memo: dict[str, list[int]] = {}
 
     def _piece(self, piece: str) -> list[int]:
-        ids = [t.id for t in self._model.tokenize("".join(self._alphabet[b] for b in piece.encode("utf-8")))]
+        mapped = piece.encode("utf-8").decode("latin-1").translate(self._alphabet)
+        ids = [t.id for t in self._model.tokenize(mapped)]
         if len(self._memo) >= CACHE_WORDS:
             self._memo.clear()
         self._memo[piece] = ids
@@ -98,8 +87,11 @@ class WordEncoder:
     def encode(self, text: str) -> list[int] | None:
         """The ids, or None for a text with a code point this Python's Unicode database does not
         know (the caller asks ``tokenizers``)."""
-        if not text.isascii() and self._newer(text):
-            return None
+        if not text.isascii():
+            for ch in set(text) - self._known:
+                if unassigned(ch):
+                    return None
+                self._known.add(ch)
         memo, out = self._memo, []
         for piece in self._split(text):
             ids = memo.get(piece)
