@@ -63,6 +63,17 @@ def _json_lines(
         )
 
 
+def _owned_lines(items: Iterator[Line | DeadLetter],
+                 owned: Callable[[int], bool] | None) -> Iterator[Line | DeadLetter | None]:
+    """``items`` with every line whose record number ``owned`` rejects replaced by None (each
+    item is one record: a line makes exactly one, so does a dead letter of the stream)."""
+    if owned is None:
+        yield from items
+        return
+    for number, item in enumerate(items):
+        yield item if isinstance(item, DeadLetter) or owned(number) else None
+
+
 def _parse_object(line: Line, source: str | Callable[[], str], file_name: str,
                   source_of: Callable[[dict], str] | None = None) -> dict[str, Any] | DeadLetter:
     """Strict UTF-8 + JSON object, or a DeadLetter saying why not (charged to ``source``, or,
@@ -119,6 +130,11 @@ def _sniff_pile_source(data: bytes, subset_to_source: dict[str, str]) -> str:
     return PILE_UNUSED_SOURCE
 
 
+def _sniffer(data: bytes, mapping: dict[str, str]) -> Callable[[], str]:
+    """The dead-letter source of a line, found only if a dead letter needs it."""
+    return lambda: _sniff_pile_source(data[-4096:], mapping)
+
+
 def _named_source(obj: dict, mapping: dict[str, str]) -> str:
     meta = obj.get("meta")
     name = meta.get("pile_set_name") if isinstance(meta, dict) else None
@@ -132,7 +148,8 @@ def read_pile(
     *,
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     id_path: str | None = None,
-) -> Iterator[Record]:
+    owned: Callable[[int], bool] | None = None,
+) -> Iterator[Record | None]:
     """Pile ``.jsonl.zst`` records (``text`` + ``meta.pile_set_name``).
 
     Ids are ``<source>/<id_path>:<line>`` with the 0-based line of the decompressed stream;
@@ -144,19 +161,20 @@ def read_pile(
     subsets are ~40% of the Pile; writing their text to ``removed/`` would be pure waste; the
     character count is in ``meta["chars"]``).  Dead letters take the source named by a
     ``pile_set_name`` found in the raw line when possible, else ``pile_other``.
+    ``owned``: record numbers (0-based, in file order) to parse; the others come out as None,
+    unparsed (a slice of the file reads all its lines but parses only its own share).
     """
     mapping = PILE_SUBSET_TO_SOURCE if subset_to_source is None else subset_to_source
     name = base_name(file_name) if id_path is None else id_path
-    for line in _json_lines(fileobj, file_name, max_doc_bytes, PILE_UNUSED_SOURCE):
-        if isinstance(line, DeadLetter):
+    for line in _owned_lines(_json_lines(fileobj, file_name, max_doc_bytes, PILE_UNUSED_SOURCE), owned):
+        if line is None or isinstance(line, DeadLetter):
             yield line
             continue
         if line.data is None:
             source = _sniff_pile_source(line.tail, mapping)
             yield _too_large(f"{source}/{name}:{line.number}", source, line, max_doc_bytes)
             continue
-        data = line.data
-        obj = _parse_object(line, lambda: _sniff_pile_source(data[-4096:], mapping), file_name,
+        obj = _parse_object(line, _sniffer(line.data, mapping), file_name,
                             lambda o: _named_source(o, mapping))
         if isinstance(obj, DeadLetter):
             yield obj
@@ -186,13 +204,14 @@ def read_realnews(
     *,
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     id_path: str | None = None,
-) -> Iterator[Record]:
+    owned: Callable[[int], bool] | None = None,
+) -> Iterator[Record | None]:
     """RealNews JSONL (Zellers et al. 2019): text = title + blank line + text, url = url_used,
     meta keeps domain, publish_date, authors, split and warc_date.
-    Ids are ``<source>/<id_path>:<line>`` (``id_path`` as for ``read_pile``)."""
+    Ids are ``<source>/<id_path>:<line>`` (``id_path`` and ``owned`` as for ``read_pile``)."""
     name = base_name(file_name) if id_path is None else id_path
-    for line in _json_lines(fileobj, file_name, max_doc_bytes, source):
-        if isinstance(line, DeadLetter):
+    for line in _owned_lines(_json_lines(fileobj, file_name, max_doc_bytes, source), owned):
+        if line is None or isinstance(line, DeadLetter):
             yield line
             continue
         doc_id = f"{source}/{name}:{line.number}"

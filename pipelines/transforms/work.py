@@ -45,9 +45,10 @@ PROGRESS_RECORDS = 64
 @dataclass(frozen=True)
 class FileSlice:
     """Records ``k, k + n, k + 2n, ...`` of one file.  A Pile ``.jsonl.zst`` is one zstd frame
-    that cannot be entered in the middle, so a slice decompresses and parses the whole file but
+    that cannot be entered in the middle, so a slice decompresses and splits the whole file but
     normalizes, identifies and filters only its share: the per-document work, which dominates,
-    spreads over the workers (a 14 GB Pile file is otherwise one worker's job)."""
+    spreads over the workers (a 14 GB Pile file is otherwise one worker's job).  The JSON Lines
+    readers parse only the slice's own records."""
 
     metadata: object
     k: int = 0
@@ -184,8 +185,9 @@ class ReadWorkFn(beam.DoFn):
         i = 0
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                for rec in _records(spec, f, path, name):
-                    if i % item.n == item.k:
+                # the JSON Lines readers parse only this slice's records (None for the others)
+                for rec in _records(spec, f, path, name, lambda j: j % item.n == item.k):
+                    if rec is not None and i % item.n == item.k:
                         yield from _route(rec, path, name)
                     i += 1
         except (Exception, RecursionError) as e:  # noqa: BLE001 - a file failing mid-way is a dead letter
