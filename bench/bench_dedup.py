@@ -6,8 +6,10 @@ Synthetic ~3 KB documents (Zipf words); 10% of them get a near-duplicate (1-3% o
 replaced: word-5-gram Jaccard about 0.75-0.95).  The baseline comparison: both sides use word
 5-grams, 128 permutations, threshold 0.8, datasketch's (bands, rows) for it, and verify
 candidates by estimated Jaccard >= threshold.  The baseline is one process (MinHash with our
-shingle hash, insert + query, union-find); ours is ``pipelines.transforms.fuzzy.FuzzyDedup`` (through the
-``DedupDocuments`` adapter) on the FnApiRunner with ``--workers`` processes, end to end.  Prints
+shingle hash, insert + query, union-find); ours is the dedup stage curate ships
+(``pipelines.stages``' dedup ``Stage`` on read-stage parts of the documents: records, fuzzy dedup,
+decisions applied in the parts, removed documents, group rows, index, stats) on the
+FnApiRunner with ``--workers`` processes, end to end, the parts written first included.  Prints
 wall times, the time ratio, and whether both found the same clusters.
 
 Symmetric comparison with datatrove's four-step MinHash dedup (datatrove in its own venv):
@@ -18,8 +20,10 @@ Symmetric comparison with datatrove's four-step MinHash dedup (datatrove in its 
         --datatrove-python /tmp/dtvenv/bin/python --threshold 0.7 --repeats 3
 
 Both sides read the same two JSONL files (``/tmp/dd/in/part0{0,1}.jsonl``: one per worker,
-datatrove shards by file), run with 2 workers, and write the same outputs, uncompressed: the kept
-documents as JSONL (id, text) and the removed ids.  Runs alternate (ours first, then datatrove
+datatrove shards by file) and run with 2 workers.  Datatrove writes the kept documents as JSONL
+and the removed ids; ours writes what the dedup stage writes (kept documents as Parquet parts,
+removed documents with their text, group rows, the dedup index and stats), after writing the
+input as read-stage parts.  Runs alternate (ours first, then datatrove
 first, ...); each is a subprocess timed for wall clock and CPU (user + sys of its whole process
 tree, sampled from /proc every 0.2 s); medians and ratios are printed with recall on the planted pairs and removals outside
 them.  Ours: fuzzy dedup only (datatrove has no exact stage), default settings at
@@ -48,7 +52,6 @@ from curation.document import Document
 from curation.fuzzy_config import FuzzyDedupConfig
 from curation.minhash import shingles, word_shingle_hash
 from pipelines.curate import pipeline_options
-from pipelines.transforms.dedup_documents import DedupDocuments
 
 SOURCE = {"d": "pile_cc", "n": "openwebtext2"}  # the corpus' id prefixes
 
@@ -95,7 +98,40 @@ def baseline(docs: list[Document]) -> set[frozenset]:
     return {frozenset(g) for g in groups.values() if len(g) > 1}
 
 
+def dedup_stage(docs_pc, work_dir: str, exact: bool, fuzzy: FuzzyDedupConfig) -> str:
+    """Apply the dedup stage curate ships to a PCollection of documents: they are written as
+    read-stage parts (``work_dir/read``), then deduplicated into ``work_dir/dedup``, the stage's
+    folder laid out as in a RUN's staging (kept parts under ``_w/stages/dedup``, removed documents
+    under ``_w/removed/<stage>``, group rows under ``dedup/``).  Returns that folder."""
+    from pipelines.config.job import CurateConfig, DecontaminationStage, DedupConfig, InputSpec
+    from pipelines.stages import Stage, StageEnv
+    from pipelines.transforms.parts import WriteParts, part_urls
+
+    out = os.path.join(work_dir, "dedup")
+    cfg = CurateConfig(inputs=[InputSpec("realnews", ["parts, not read"], "realnews")],  # (stage input: parts)
+                       dedup=DedupConfig(exact=exact, fuzzy=fuzzy),
+                       decontamination=DecontaminationStage(enabled=False))
+    urls = part_urls(docs_pc | "WriteReadParts" >> WriteParts(os.path.join(work_dir, "read"), "read"))
+    _ = urls | Stage("dedup", StageEnv(cfg, out, vocab_size=50257))
+    return out
+
+
+def stage_kept_and_removed(stage_dir: str) -> tuple[int, set[str]]:
+    """(kept documents, removed ids) of a ``dedup_stage`` folder."""
+    import gzip
+
+    import pyarrow.parquet as pq
+
+    kept = sum(pq.read_metadata(f).num_rows
+               for f in glob.glob(os.path.join(stage_dir, "_w", "stages", "dedup", "*.parquet")))
+    removed = {json.loads(line)["id"] for f in glob.glob(os.path.join(stage_dir, "_w", "removed", "*", "*.jsonl.gz"))
+               for line in gzip.open(f, "rt")}
+    return kept, removed
+
+
 def ours(docs: list[Document], workers: int) -> set[frozenset]:
+    import pyarrow.parquet as pq
+
     lsh = datasketch.MinHashLSH(threshold=THRESHOLD, num_perm=NUM_PERM)
     cfg = FuzzyDedupConfig(num_perm=NUM_PERM, threshold=THRESHOLD, bands=lsh.b, rows=lsh.r,
                            verify="estimated")  # the baseline's semantics
@@ -107,14 +143,11 @@ def ours(docs: list[Document], workers: int) -> set[frozenset]:
         with beam.Pipeline(options=opts) as p:
             docs_pc = (p | beam.io.ReadFromText(os.path.join(tmp, "docs.jsonl"))
                        | beam.Map(lambda line: Document(**json.loads(line))))
-            out = docs_pc | DedupDocuments(False, cfg)
-            _ = (out["groups"] | beam.Map(lambda r: json.dumps([r["group"], r["id"]]))
-                 | beam.io.WriteToText(os.path.join(tmp, "groups")))
+            stage = dedup_stage(docs_pc, tmp, False, cfg)
         groups: dict[str, set] = {}
-        for path in glob.glob(os.path.join(tmp, "groups*")):
-            for line in open(path):
-                g, i = json.loads(line)
-                groups.setdefault(g, set()).add(i)
+        for path in glob.glob(os.path.join(stage, "dedup", "groups-*.parquet")):
+            for row in pq.read_table(path, columns=["group", "id"]).to_pylist():
+                groups.setdefault(row["group"], set()).add(row["id"])
     return {frozenset(g) for g in groups.values()}
 
 
@@ -138,20 +171,14 @@ def dump(root: str, n: int, files: int = 2) -> None:
 
 
 def run_ours(root: str, workers: int, threshold: float) -> None:
-    """ROOT/in/*.jsonl -> ROOT/ours/kept/*.jsonl (id, text) + ROOT/ours/removed/*.txt (ids)."""
+    """ROOT/in/*.jsonl -> the dedup stage's outputs in ROOT/ours (``dedup_stage``)."""
     cfg = FuzzyDedupConfig(threshold=threshold)
     opts = pipeline_options([f"--direct_num_workers={workers}"])
     with beam.Pipeline(options=opts) as p:
         docs = (p | beam.io.ReadFromText(os.path.join(root, "in", "*.jsonl"))
                 | beam.Map(json.loads)
                 | beam.Map(lambda r: Document(r["id"], SOURCE[r["id"][0]], r["text"])))
-        out = docs | DedupDocuments(False, cfg)
-        _ = (out["kept"] | "KeptJson" >> beam.Map(lambda d: json.dumps({"id": d.id, "text": d.text}))
-             | "WriteKept" >> beam.io.WriteToText(os.path.join(root, "ours", "kept", "part"),
-                                                  file_name_suffix=".jsonl"))
-        _ = (out["removed"] | "RemovedId" >> beam.Map(lambda r: r.doc.id)
-             | "WriteRemoved" >> beam.io.WriteToText(os.path.join(root, "ours", "removed", "part"),
-                                                     file_name_suffix=".txt"))
+        dedup_stage(docs, os.path.join(root, "ours"), False, cfg)
 
 
 def _tree_cpu(root: int) -> dict[int, float]:
@@ -199,6 +226,8 @@ def _timed_run(cmd: list[str], log: str) -> tuple[float, float]:
 
 def _outputs(root: str, side: str) -> tuple[int, set[str]]:
     """(kept documents, removed ids) a side wrote."""
+    if side == "ours":
+        return stage_kept_and_removed(os.path.join(root, "ours", "dedup"))
     kept = sum(1 for path in glob.glob(os.path.join(root, side, "kept", "*")) for _ in open(path))
     removed: set[str] = set()
     for path in glob.glob(os.path.join(root, side, "removed", "*")):

@@ -10,17 +10,22 @@ documents, in-process FnApiRunner:
 
   old        ``bench/legacy_dedup.py`` (the transforms before issue 16) with the demo's former
              settings: 10 bands x 10 rows, estimated-Jaccard verification
-  new-same   ``DedupDocuments`` with the same settings (the same decisions, checked)
-  new        ``DedupDocuments`` with the defaults: derived 13 x 7, exact-Jaccard verification
+  new-same   the dedup stage curate ships (``bench_dedup.dedup_stage``: ``pipelines.stages``'
+             dedup ``Stage`` on read-stage parts) with the same settings (same decisions, checked)
+  new        the same stage with the defaults: derived 13 x 7, exact-Jaccard verification
 
-``DedupDocuments`` is the temporary adapter that joins decisions back to documents; its join
-(``JoinDecisions``) is listed apart: it goes away when the pipeline applies decisions itself.
+The new sides' shuffles include the stage's own steps around dedup: applying the decisions
+in the parts (``JoinIds``, ``ByPart``: ids and decisions, never text), the dedup index
+(``JoinDecisions``), and naming final survivors (``survivors``); the document parts are written
+and read where they are, not shuffled.
 Corpus: bench_dedup.corpus (~3 KB Zipf-word documents, 10% with a near duplicate) plus an
 exact copy, under another source, of every 20th document.
 """
 from __future__ import annotations
 
 import argparse
+import glob
+import gzip
 import json
 import os
 import re
@@ -35,13 +40,11 @@ from apache_beam.metrics.metric import MetricsFilter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import legacy_dedup  # noqa: E402
-from bench_dedup import corpus  # noqa: E402
+from bench_dedup import corpus, dedup_stage  # noqa: E402
 from curation.document import Document  # noqa: E402
 from curation.fuzzy_config import FuzzyDedupConfig  # noqa: E402
-from pipelines.transforms.dedup_documents import DedupDocuments  # noqa: E402
 
 NAMESPACE = "shuffle_bytes"
-ADAPTER = "JoinDecisions"
 
 
 class _Meter(beam.DoFn):
@@ -93,11 +96,11 @@ def run_side(name: str, docs: list[Document], tmp: str) -> tuple[dict, set, floa
             exact = pc | "ExactDedup" >> legacy_dedup.ExactDedup()
             fuzzy = exact["kept"] | "FuzzyDedup" >> legacy_dedup.FuzzyDedup(cfg)
             removed = (exact["removed"], fuzzy["removed"]) | "Removed" >> beam.Flatten()
+            _ = (removed | beam.Map(lambda r: json.dumps([r.doc.id, r.stage]))
+                 | beam.io.WriteToText(out, shard_name_template=""))
         else:
             cfg = FuzzyDedupConfig() if name == "new" else FuzzyDedupConfig(bands=10, rows=10, verify="estimated")
-            removed = (pc | "DedupDocuments" >> DedupDocuments(True, cfg))["removed"]
-        _ = (removed | beam.Map(lambda r: json.dumps([r.doc.id, r.stage]))
-             | beam.io.WriteToText(out, shard_name_template=""))
+            stage = dedup_stage(pc, out, True, cfg)
     t0 = time.perf_counter()
     result = p.run()
     result.wait_until_finish()
@@ -106,7 +109,12 @@ def run_side(name: str, docs: list[Document], tmp: str) -> tuple[dict, set, floa
     for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
         kind, label = c.key.metric.name.split(":", 1)
         shuffles[label][0 if kind == "elements" else 1] += c.committed or c.attempted or 0
-    removed_ids = {tuple(json.loads(line)) for line in open(out)}
+    if name == "old":
+        removed_ids = {tuple(json.loads(line)) for line in open(out)}
+    else:
+        removed_ids = {(r["id"], r["stage"])
+                       for f in glob.glob(os.path.join(stage, "_w", "removed", "*", "*.jsonl.gz"))
+                       for r in map(json.loads, gzip.open(f, "rt"))}
     return {k: v for k, v in shuffles.items() if not k.startswith("WriteToText")}, removed_ids, seconds
 
 
@@ -139,15 +147,9 @@ def main(argv=None) -> None:
         for label, (k, elements, size) in sorted(summarise(shuffles).items(), key=lambda kv: -kv[1][2]):
             print(f"{label[:62]:<62s} {k:4d} {elements:10d} {size / n:10.1f}")
     total = {name: sum(b for _, b in r[0].values()) / n for name, r in results.items()}
-    adapter = {name: sum(b for label, (_, b) in r[0].items() if ADAPTER in label) / n
-               for name, r in results.items()}
-    print(f"\n{'side':<10s} {'bytes/doc':>10s} {'dedup only':>11s} {'adapter join':>13s} {'old / side':>11s}")
+    print(f"\n{'side':<10s} {'bytes/doc':>10s} {'old / side':>11s}")
     for name in results:
-        print(f"{name:<10s} {total[name]:10.0f} {total[name] - adapter[name]:11.0f} {adapter[name]:13.0f} "
-              f"{total['old'] / total[name]:11.2f}")
-    print(f"\nold / new-same, dedup only (adapter join excluded): "
-          f"{total['old'] / (total['new-same'] - adapter['new-same']):.2f}; "
-          f"old / new, dedup only: {total['old'] / (total['new'] - adapter['new']):.2f}")
+        print(f"{name:<10s} {total[name]:10.0f} {total['old'] / total[name]:11.2f}")
     print(f"same removals, old vs new-same: {results['old'][1] == results['new-same'][1]}")
 
 

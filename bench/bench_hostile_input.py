@@ -11,6 +11,15 @@ median of ``--repeats``:
    paragraphs) against resiliparse, which ``read_warc`` uses above ``MAX_JUSTEXT_BLOCKS``.
 3. WARC resynchronisation over n repeated gzip magic bytes: every candidate probed with a 64 KB
    window (before) against a 4 KB quick probe first (now).
+
+Round two (issue 25), HTTP bodies (``curation.readers.http_body``):
+
+4. A gzip-encoded 8 MiB page read whole: warcio's ``record.content_stream()`` (before) against
+   ``http_body`` (now), time; and the peak memory (tracemalloc) of reading a brotli bomb up to
+   the reader's bound (8 x a 32 MiB limit) with ``http_body`` against decoding it in one call,
+   which is what an unbounded decoder step does (warcio's brotli path failed outright).
+5. A 20 MiB WARC compressed whole as ONE gzip member, read by ``read_warc`` (now: front to back;
+   before: one ``corrupt_warc`` dead letter) against the same records gzipped per record.
 """
 from __future__ import annotations
 
@@ -27,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from curation.readers import warc as warc_mod  # noqa: E402
 from curation.readers import warc_records  # noqa: E402
+from curation.readers.http_body import http_body  # noqa: E402
 
 OLD_TAG_RE = re.compile(rb"<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>")
 
@@ -87,7 +97,98 @@ def main(argv: list[str] | None = None) -> int:
     data = io.BytesIO(buf)
     t = _timed(lambda: warc_records.resync(data, 0, True))
     print(f"resync() itself over the same bytes: {t:.3f} s (no record to find: returns None)")
+    http_bodies(args.repeats)
+    whole_file_gzip(args.repeats)
     return 0
+
+
+def _http_record(body: bytes, coding: str):
+    """A warcio response record whose raw_stream holds ``body`` (as ``read_warc`` hands it on)."""
+    from warcio.archiveiterator import ArchiveIterator
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    buf = io.BytesIO()
+    w = WARCWriter(buf, gzip=False)
+    http = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Encoding", coding)],
+                            protocol="HTTP/1.1")
+    w.write_record(w.create_warc_record("http://e/", "response", payload=io.BytesIO(body), http_headers=http))
+    rec = next(iter(ArchiveIterator(io.BytesIO(buf.getvalue()))))
+    rec.raw_stream = io.BytesIO(rec.raw_stream.read())
+    return rec
+
+
+def _peak(fn) -> int:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def http_bodies(repeats: int) -> None:
+    import gzip as gz
+
+    import brotli
+
+    page = b"<html><body>" + b"".join(b"<p>paragraph %d of a long page, words words words.</p>" % i
+                                      for i in range(150_000)) + b"</body></html>"
+    page = page[: 8 << 20]
+    body = gz.compress(page, 6)
+
+    def before():
+        assert _http_record(body, "gzip").content_stream().read() == page
+
+    def after():
+        assert http_body(_http_record(body, "gzip")).read() == page
+
+    side_by_side("gzip HTTP body, 8 MiB page, read whole", before, after, repeats)
+    c = brotli.Compressor(quality=5)
+    bomb = c.process(b"<p>") + b"".join(c.process(b"a" * (1 << 20)) for _ in range(512)) + c.finish()
+    limit = 32 << 20
+
+    def bounded():
+        stream = http_body(_http_record(bomb, "br"))
+        size = len(stream.read(limit + 1))
+        while size <= 8 * limit and (chunk := stream.read(1 << 20)):
+            size += len(chunk)
+
+    one_call, ours = _peak(lambda: brotli.decompress(bomb)), _peak(bounded)
+    print(f"{'brotli bomb, 512 MiB from ' + str(len(bomb)) + ' bytes, peak memory':<48} "
+          f"one call {one_call / 2**20:8.0f} MiB   now {ours / 2**20:6.0f} MiB   ratio {one_call / ours:8.1f}x")
+
+
+def whole_file_gzip(repeats: int) -> None:
+    import gzip as gz
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    def warc(per_record: bool) -> bytes:
+        buf = io.BytesIO()
+        w = WARCWriter(buf, gzip=per_record)
+        for i in range(2000):
+            page = b"<html><body>" + b"".join(b"<p>Page %d says thing %d in a sentence of words.</p>" % (i, k)
+                                              for k in range(200)) + b"</body></html>"
+            http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")], protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(f"http://e/{i}", "response", payload=io.BytesIO(page),
+                                                http_headers=http))
+        return buf.getvalue()
+
+    per_record, plain = warc(True), warc(False)
+    whole = gz.compress(plain)
+
+    def read(data: bytes):
+        def run():
+            n = sum(1 for _ in warc_records.warc_entries(io.BytesIO(data), "x.warc.gz", keep=1 << 25))
+            assert n == 2000
+        return run
+
+    print(f"(whole-file WARC: {len(plain) >> 20} MiB plain, {len(whole) >> 10} KiB as one member)")
+    side_by_side("WARC records walked: per-record gzip vs one member", read(per_record), read(whole), repeats)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ Every shard is verified against what curate recorded in ``RUN/stats/shards.parqu
 of the ``.bin`` and ``.idx``, documents, tokens) before it is opened or listed: a shard whose
 bytes changed after curation, a shard curate never wrote, or a recorded shard that is gone is
 refused with ``ManifestError`` naming the file.  A manifest never launders a tampered shard
-into fresh "valid" checksums.
+into fresh "valid" checksums.  A verified shard gets a stamp (``blending.stamps``), so training
+launches do not read it again; a shard ``mtnlg stage`` already verified and stamped is not
+re-read here either.
 """
 from __future__ import annotations
 
@@ -19,10 +21,10 @@ import re
 from typing import Any
 
 from blending.indexed_dataset import IndexedDataset, IndexedDatasetError, bin_path, idx_path
-from infra.hashing import file_sha256
 from blending.manifest import (Manifest, ManifestError, ShardEntry, SourceEntry, TokenizerInfo,
                                write_manifest)
 from blending.spec import BlendSpec, SourceSpec
+from blending.stamps import verify_shard
 
 log = logging.getLogger(__name__)
 
@@ -96,10 +98,13 @@ def _shard_entry(prefix: str, recorded: dict[str, dict[str, Any]], run: str) -> 
     if row is None:
         raise ManifestError(f"shard {prefix!r} is not recorded in {table}: curate did not write "
                             "it (a copied-in or leftover file); refusing to blend it")
-    for path, key in ((bin_path(prefix), "bin_sha256"), (idx_path(prefix), "idx_sha256")):
+    for path in (bin_path(prefix), idx_path(prefix)):
         if not os.path.isfile(path):
             raise ManifestError(f"{path} is missing: curate recorded it in {table}")
-        actual = file_sha256(path)
+    # hashed here once (or trusted from `mtnlg stage`'s stamp) and stamped for the launches
+    shas, _ = verify_shard(prefix, trust_stamps=True)
+    for path, kind in ((bin_path(prefix), "bin"), (idx_path(prefix), "idx")):
+        key, actual = f"{kind}_sha256", shas[kind]
         if actual != row[key]:
             raise ManifestError(f"{path} does not match the sha256 curate recorded in {table} "
                                 f"({row[key][:16]}..., now {actual[:16]}...): the file changed "

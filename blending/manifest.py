@@ -16,18 +16,22 @@ and writes ``manifest.json`` (atomically, same inputs → same bytes)::
      "warnings": [...]}
 
 ``load_manifest`` is what the trainer calls before any compute: it refuses a manifest whose
-files are missing or whose checksums differ; ``verify_tokenizer`` refuses a tokenizer whose
-sha256, vocabulary size or EOD id differ from the one the shards were made with.
+files are missing or whose checksums differ (with ``trust_stamps``, a shard whose verification
+stamp still matches is not read again: ``blending.stamps``); ``verify_tokenizer`` refuses a
+tokenizer whose sha256, vocabulary size or EOD id differ from the one the shards were made with.
 """
 from __future__ import annotations
 
 import json
+import logging
 import os
 from dataclasses import dataclass
 from typing import Any
 
 from blending.indexed_dataset import IndexedDataset, IndexedDatasetError, bin_path, idx_path
-from infra.hashing import file_sha256
+from blending.stamps import verify_shard
+
+log = logging.getLogger(__name__)
 
 
 FORMAT_VERSION = 1
@@ -206,12 +210,15 @@ def _field(d: dict, key: str, where: str) -> Any:
     return d[key]
 
 
-def load_manifest(path: str, verify_checksums: bool = True) -> Manifest:
+def load_manifest(path: str, verify_checksums: bool = True,
+                  trust_stamps: bool = False) -> Manifest:
     """Read a manifest; refuse it if a shard is missing, resized or (optionally) altered.
 
     Always checked: format version, every shard's files exist and their headers agree with
     the recorded documents/tokens. With ``verify_checksums`` the sha256 of every file is
-    recomputed and compared (reads all shard bytes once).
+    compared with the manifest's: recomputed (reads all shard bytes once), or, with
+    ``trust_stamps``, taken from the shard's verification stamp when the file has not changed
+    since it was verified (``blending.stamps``; only changed or unstamped files are read).
     """
     path = os.path.abspath(path)
     if not os.path.isfile(path):
@@ -234,7 +241,7 @@ def load_manifest(path: str, verify_checksums: bool = True) -> Manifest:
                               int(_field(t, "vocab_size", "tokenizer")),
                               int(_field(t, "eod_id", "tokenizer")))
     blend = _field(d, "blend", "")
-    sources = []
+    sources, hashed = [], [0, 0]
     for i, s in enumerate(_field(d, "sources", "")):
         shards = []
         for j, sh in enumerate(_field(s, "shards", f"sources[{i}]")):
@@ -243,7 +250,8 @@ def load_manifest(path: str, verify_checksums: bool = True) -> Manifest:
                                int(_field(sh, "documents", where)), int(_field(sh, "tokens", where)),
                                str(_field(sh, "bin_sha256", where)),
                                str(_field(sh, "idx_sha256", where)))
-            _verify_shard(entry, where, verify_checksums)
+            hashed[0] += _verify_shard(entry, where, verify_checksums, trust_stamps)
+            hashed[1] += 2
             shards.append(entry)
         sources.append(SourceEntry(
             str(_field(s, "name", f"sources[{i}]")), str(s.get("display_name", "")),
@@ -254,6 +262,9 @@ def load_manifest(path: str, verify_checksums: bool = True) -> Manifest:
         if sum(sh.tokens for sh in shards) != sources[-1].available_tokens:
             raise ManifestError(f"manifest field 'sources[{i}].available_tokens' does not equal "
                                 "the sum of its shards' tokens")
+    if verify_checksums:
+        log.info("manifest %s: %d of %d shard files hashed%s", path, hashed[0], hashed[1],
+                 " (the others' verification stamps match)" if trust_stamps else "")
     return Manifest(
         blend_name=str(_field(blend, "name", "blend")),
         train_tokens=float(_field(blend, "train_tokens", "blend")),
@@ -275,12 +286,19 @@ def _split(value) -> tuple[float, ...] | None:
     return tuple(float(v) for v in value)
 
 
-def _verify_shard(sh: ShardEntry, where: str, verify_checksums: bool) -> None:
-    for p, want in ((bin_path(sh.prefix), sh.bin_sha256), (idx_path(sh.prefix), sh.idx_sha256)):
+def _verify_shard(sh: ShardEntry, where: str, verify_checksums: bool,
+                  trust_stamps: bool) -> int:
+    """Check one shard; returns how many of its files were hashed."""
+    files = ((bin_path(sh.prefix), sh.bin_sha256, "bin"), (idx_path(sh.prefix), sh.idx_sha256,
+                                                           "idx"))
+    for p, _, _ in files:
         if not os.path.isfile(p):
             raise ManifestError(f"manifest '{where}': shard file {p!r} is missing")
-        if verify_checksums:
-            got = file_sha256(p)
+    hashed = 0
+    if verify_checksums:
+        shas, hashed = verify_shard(sh.prefix, trust_stamps)
+        for p, want, kind in files:
+            got = shas[kind]
             if got != want:
                 raise ManifestError(f"manifest '{where}': checksum mismatch for {p!r}: "
                                     f"sha256 {got} but the manifest records {want}; the shard "
@@ -294,6 +312,7 @@ def _verify_shard(sh: ShardEntry, where: str, verify_checksums: bool) -> None:
         raise ManifestError(f"manifest '{where}': {sh.prefix!r} holds {ds.documents} documents / "
                             f"{ds.num_tokens} tokens but the manifest records {sh.documents} / "
                             f"{sh.tokens}")
+    return hashed
 
 
 def verify_tokenizer(manifest: Manifest, tokenizer: Any) -> None:

@@ -14,22 +14,20 @@ A blend spec is data (``data_manifests/blends/<name>.yaml``)::
         paper_tokens_b: 25.7     # paper Table 1; used by the plan table
         paper_tokens_confirmed: true
 
-Epochs = weight x train_tokens / tokens (REFERENCE.md section 1).
+Epochs = weight x train_tokens / tokens (REFERENCE.md section 1).  The spec is read by the
+project's one config loader (``infra.config``, docs/config.md): every setting type-checked,
+unknown and duplicate keys refused, errors are ``ConfigError`` naming the dotted setting
+(``sources[3].weight: ...``).
 """
 from __future__ import annotations
 
 import math
 import os
 from dataclasses import dataclass
-from typing import Any
 
-import yaml
+from infra.config import build_section, loader_field, read_config_file
 
 WEIGHT_SUM_TOLERANCE = 1e-6
-
-
-class BlendSpecError(ValueError):
-    """A blend spec is malformed; the message names the offending setting."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +49,15 @@ class SourceSpec:
     aliases: tuple[str, ...] = ()
     """Other folder/source names that mean this source in a RUN (``Wikipedia (en)``)."""
 
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ValueError("name: must be a non-empty string")
+        if not self.weight >= 0:
+            raise ValueError(f"weight: ({self.name}) must be >= 0, got {self.weight!r}")
+        if self.paper_tokens_b is not None and not self.paper_tokens_b > 0:
+            raise ValueError(f"paper_tokens_b: ({self.name}) must be > 0, "
+                             f"got {self.paper_tokens_b!r}")
+
     @property
     def label(self) -> str:
         return self.display_name or self.name
@@ -61,7 +68,7 @@ class BlendSpec:
     """A validated blend spec (see the module docstring for the YAML form)."""
 
     name: str
-    """Blend name, copied into the manifest."""
+    """Blend name, copied into the manifest; a file without one is named after the file."""
     train_tokens: float
     """Tokens the trainer will consume (270e9 for MT-NLG 530B); > 0."""
     sources: tuple[SourceSpec, ...]
@@ -71,15 +78,42 @@ class BlendSpec:
     epoch_cap: float = 4.0
     """Warn when a source's epochs (weight x train_tokens / available tokens) exceed this."""
     description: str = ""
-    path: str | None = None
-    """Where the spec was loaded from, if it was."""
-    split: tuple[float, ...] | None = None
-    """Megatron's train/valid/test split weights (``969,30,1``): every source's documents are
-    cut into three contiguous ranges in these proportions; the trainer draws validation
+    """Free text, copied into the manifest."""
+    split: tuple[float, float, float] | None = None
+    """Megatron's train/valid/test split weights (``[969, 30, 1]``): every source's documents
+    are cut into three contiguous ranges in these proportions; the trainer draws validation
     samples from the valid range only. None: every document is for training."""
+    path: str | None = loader_field()
+    """Where the spec was loaded from, if it was."""
 
     def __post_init__(self) -> None:
-        _validate(self)
+        if not self.name:
+            raise ValueError("name: must be a non-empty string")
+        if not self.train_tokens > 0:
+            raise ValueError(f"train_tokens: must be > 0, got {self.train_tokens!r}")
+        if self.dataset_tokens is not None and not self.dataset_tokens > 0:
+            raise ValueError(f"dataset_tokens: must be > 0, got {self.dataset_tokens!r}")
+        if not self.epoch_cap > 0:
+            raise ValueError(f"epoch_cap: must be > 0, got {self.epoch_cap!r}")
+        if not self.sources:
+            raise ValueError("sources: list at least one source")
+        for kind, values in (("name", [s.name for s in self.sources]),
+                             ("display_name", [s.label for s in self.sources])):
+            seen: set[str] = set()
+            for i, value in enumerate(values):
+                if value in seen:
+                    raise ValueError(f"sources[{i}].{kind}: duplicate source {kind} {value!r}")
+                seen.add(value)
+        if self.split is not None:
+            if not all(w >= 0 for w in self.split):
+                raise ValueError(f"split: weights must be >= 0 (train, valid, test), got "
+                                 f"{list(self.split)}")
+            if not self.split[0] > 0:
+                raise ValueError(f"split: the train weight must be > 0, got {list(self.split)}")
+        total = math.fsum(s.weight for s in self.sources)
+        if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
+            raise ValueError(f"sources: the weights must sum to 1 (within "
+                             f"{WEIGHT_SUM_TOLERANCE:g}), got {total!r}")
 
     @property
     def weights(self) -> list[float]:
@@ -92,140 +126,17 @@ class BlendSpec:
         raise KeyError(f"blend {self.name!r} has no source {name!r}")
 
 
-def _validate(spec: BlendSpec) -> None:
-    if not spec.name:
-        raise BlendSpecError("blend setting 'name' must be a non-empty string")
-    if not (isinstance(spec.train_tokens, (int, float)) and math.isfinite(spec.train_tokens)
-            and spec.train_tokens > 0):
-        raise BlendSpecError(f"blend setting 'train_tokens' must be a positive number, "
-                             f"got {spec.train_tokens!r}")
-    if spec.dataset_tokens is not None and not spec.dataset_tokens > 0:
-        raise BlendSpecError(f"blend setting 'dataset_tokens' must be positive, "
-                             f"got {spec.dataset_tokens!r}")
-    if not spec.epoch_cap > 0:
-        raise BlendSpecError(f"blend setting 'epoch_cap' must be positive, got {spec.epoch_cap!r}")
-    if not spec.sources:
-        raise BlendSpecError("blend setting 'sources' must list at least one source")
-    seen: set[str] = set()
-    for i, s in enumerate(spec.sources):
-        where = f"sources[{i}]"
-        if not s.name or not isinstance(s.name, str):
-            raise BlendSpecError(f"blend setting '{where}.name' must be a non-empty string")
-        if s.name in seen:
-            raise BlendSpecError(f"blend setting '{where}.name': duplicate source name {s.name!r}")
-        seen.add(s.name)
-        if not (isinstance(s.weight, (int, float)) and math.isfinite(s.weight) and s.weight >= 0):
-            raise BlendSpecError(f"blend setting '{where}.weight' ({s.name}) must be a "
-                                 f"non-negative number, got {s.weight!r}")
-        if s.paper_tokens_b is not None and not s.paper_tokens_b > 0:
-            raise BlendSpecError(f"blend setting '{where}.paper_tokens_b' ({s.name}) must be "
-                                 f"positive, got {s.paper_tokens_b!r}")
-    if spec.split is not None:
-        if len(spec.split) != 3 or not all(isinstance(w, (int, float)) and math.isfinite(w)
-                                           and w >= 0 for w in spec.split):
-            raise BlendSpecError(f"blend setting 'split' must be three non-negative numbers "
-                                 f"train,valid,test (e.g. 969,30,1), got {spec.split!r}")
-        if not spec.split[0] > 0:
-            raise BlendSpecError(f"blend setting 'split': the train weight must be > 0, "
-                                 f"got {spec.split!r}")
-    labels = [s.label for s in spec.sources]
-    if len(set(labels)) != len(labels):
-        raise BlendSpecError("blend setting 'sources[*].display_name' must be unique")
-    total = math.fsum(s.weight for s in spec.sources)
-    if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
-        raise BlendSpecError(f"blend setting 'sources[*].weight' must sum to 1 "
-                             f"(within {WEIGHT_SUM_TOLERANCE:g}), got {total!r}")
+def blend_spec_from_dict(data: dict, path: str | None = None) -> BlendSpec:
+    """Build and validate a ``BlendSpec`` from parsed YAML/JSON (``infra.config``: every
+    setting type-checked, unknown keys refused); ``ConfigError`` names the setting."""
+    return build_section(BlendSpec, data, prebuilt={"path": path})
 
 
-_SOURCE_KEYS = {"name", "weight", "display_name", "family", "paper_tokens_b",
-                "paper_tokens_confirmed", "aliases"}
-_TOP_KEYS = {"name", "train_tokens", "dataset_tokens", "epoch_cap", "description", "sources",
-             "split"}
-
-
-def parse_split(value: Any) -> tuple[float, float, float] | None:
-    """``"969,30,1"``, ``[969, 30, 1]`` or None -> weights (not normalised)."""
-    if value is None:
-        return None
-    items = value.split(",") if isinstance(value, str) else value
-    if not isinstance(items, (list, tuple)):
-        raise BlendSpecError(f"blend setting 'split' must be 'train,valid,test' weights, "
-                             f"got {value!r}")
-    return tuple(_number(v, "split") for v in items)  # type: ignore[return-value]
-
-
-def _number(value: Any, setting: str) -> float:
-    try:
-        return float(value)  # YAML reads "270e9" (no dot) as a string; accept it
-    except (TypeError, ValueError):
-        raise BlendSpecError(f"blend setting '{setting}' must be a number, got {value!r}") from None
-
-
-def blend_spec_from_dict(data: dict[str, Any], path: str | None = None) -> BlendSpec:
-    """Build and validate a ``BlendSpec`` from parsed YAML/JSON."""
-    if not isinstance(data, dict):
-        raise BlendSpecError(f"blend spec {path or ''} must be a mapping at the top level")
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise BlendSpecError(f"unknown blend setting(s) {sorted(unknown)}; "
-                             f"expected {sorted(_TOP_KEYS)}")
-    raw_sources = data.get("sources")
-    if not isinstance(raw_sources, list):
-        raise BlendSpecError("blend setting 'sources' must be a list of sources")
-    sources = []
-    for i, src in enumerate(raw_sources):
-        if not isinstance(src, dict):
-            raise BlendSpecError(f"blend setting 'sources[{i}]' must be a mapping")
-        bad = set(src) - _SOURCE_KEYS
-        if bad:
-            raise BlendSpecError(f"unknown blend setting(s) {sorted(bad)} in 'sources[{i}]'; "
-                                 f"expected {sorted(_SOURCE_KEYS)}")
-        if "weight" not in src:
-            raise BlendSpecError(f"blend setting 'sources[{i}].weight' is required")
-        tokens_b = src.get("paper_tokens_b")
-        sources.append(SourceSpec(
-            name=str(src.get("name", "")),
-            weight=_number(src["weight"], f"sources[{i}].weight"),
-            display_name=str(src.get("display_name") or ""),
-            family=str(src.get("family") or ""),
-            paper_tokens_b=None if tokens_b is None else _number(tokens_b,
-                                                                 f"sources[{i}].paper_tokens_b"),
-            paper_tokens_confirmed=bool(src.get("paper_tokens_confirmed", True)),
-            aliases=_aliases(src.get("aliases"), i),
-        ))
-    if "train_tokens" not in data:
-        raise BlendSpecError("blend setting 'train_tokens' is required")
-    ds = data.get("dataset_tokens")
-    return BlendSpec(
-        name=str(data.get("name") or (os.path.splitext(os.path.basename(path))[0] if path else "")),
-        train_tokens=_number(data["train_tokens"], "train_tokens"),
-        sources=tuple(sources),
-        dataset_tokens=None if ds is None else _number(ds, "dataset_tokens"),
-        epoch_cap=_number(data.get("epoch_cap", 4.0), "epoch_cap"),
-        description=str(data.get("description") or ""),
-        path=path,
-        split=parse_split(data.get("split")),
-    )
-
-
-def _aliases(value: Any, i: int) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    raise BlendSpecError(f"blend setting 'sources[{i}].aliases' must be a list of strings")
-
-
-def load_blend_spec(path: str) -> BlendSpec:
-    """Read and validate a blend spec YAML file."""
-    with open(path, encoding="utf-8") as f:
-        try:
-            data = yaml.safe_load(f)
-        except yaml.YAMLError as e:
-            raise BlendSpecError(f"blend spec {path!r} is not valid YAML: {e}") from None
-    return blend_spec_from_dict(data, path=os.fspath(path))
+def load_blend_spec(path: str, setting: str = "--spec") -> BlendSpec:
+    """Read and validate a blend spec YAML file (unnamed: named after the file)."""
+    data = read_config_file(path, setting)
+    data.setdefault("name", os.path.splitext(os.path.basename(path))[0])
+    return build_section(BlendSpec, data, prebuilt={"path": os.fspath(path)})
 
 
 def plan_table(spec: BlendSpec, available_tokens: dict[str, float] | None = None) -> str:

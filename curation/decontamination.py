@@ -78,12 +78,13 @@ class DecontaminationConfig:
     def __post_init__(self) -> None:
         for name in ("ngram_words", "min_task_words", "max_splits", "frequent_ngram_count"):
             if getattr(self, name) < 1:
-                raise ValueError(f"DecontaminationConfig.{name} must be >= 1, got {getattr(self, name)}")
+                raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)}")
         for name in ("cut_chars", "min_piece_chars", "boundary_window_chars"):
             if getattr(self, name) < 0:
-                raise ValueError(f"DecontaminationConfig.{name} must be >= 0, got {getattr(self, name)}")
+                raise ValueError(f"{name}: must be >= 0, got {getattr(self, name)}")
         if self.min_task_words > self.ngram_words:
-            raise ValueError("DecontaminationConfig.min_task_words must be <= ngram_words")
+            raise ValueError(f"min_task_words: must be <= ngram_words ({self.ngram_words}), "
+                             f"got {self.min_task_words}")
 
 
 def words(text: str) -> list[str]:

@@ -49,6 +49,9 @@ class Document:
     tokens: int | None = None
     heuristic_scores: dict[str, float] | None = None
     """Every heuristic rule's score (``curation.heuristics.SCORE_COLUMNS``); None until scored."""
+    pii_spans: list[dict[str, Any]] | None = None
+    """Personal data the ``pii`` stage replaced: ``{"kind", "start", "end"}`` offsets in the
+    text as it was before the replacement (never the values); None when the stage is off."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,8 +1,8 @@
 """The fuzzy (MinHash LSH) dedup section of the curate config: ``dedup.fuzzy``.
 
-A typed dataclass with a documented default under every field and its own ``validate()``, which
-raises ``ValueError("<field>: <message>")``; the config loader prefixes the section path
-(``dedup.fuzzy.<field>: ...``).  ``band_layout()`` is the one place that turns the settings into
+A typed dataclass with a documented default under every field, checked in ``__post_init__``,
+which raises ``ValueError("<field>: <message>")``; the config loader (``infra.config``)
+prefixes the section path (``dedup.fuzzy.<field>: ...``).  ``band_layout()`` is the one place that turns the settings into
 the LSH (bands, rows) the pipeline uses.
 """
 from __future__ import annotations
@@ -61,8 +61,8 @@ class FuzzyDedupConfig:
     components stop early, and the job fails if any has not converged by then (raise it for
     graphs with very long duplicate chains)."""
 
-    def validate(self) -> "FuzzyDedupConfig":
-        """Raise ``ValueError("<field>: <message>")`` for the first bad setting; return self."""
+    def __post_init__(self) -> None:
+        """Raise ``ValueError("<field>: <message>")`` for the first bad setting."""
         for name in ("num_perm", "ngram", "min_shingles", "max_bucket", "bucket_shards", "max_rounds"):
             _positive(name, getattr(self, name))
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or self.seed < 0:
@@ -86,7 +86,6 @@ class FuzzyDedupConfig:
         w = self.false_negative_weight
         if w is not None and (isinstance(w, bool) or not isinstance(w, (int, float)) or not 0.0 < w < 1.0):
             raise ValueError(f"false_negative_weight: must be in (0, 1), got {w!r}")
-        return self
 
     def lsh_weights(self) -> tuple[float, float]:
         """(false positive weight, false negative weight) of the derived band layout."""

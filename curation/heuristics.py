@@ -94,14 +94,7 @@ class HeuristicsConfig:
         self.max_duplicate_ngram_char_ratio = {
             int(k): float(v) for k, v in self.max_duplicate_ngram_char_ratio.items()
         }
-        try:
-            self.validate()
-        except ValueError as e:
-            raise ValueError(f"HeuristicsConfig.{e}") from None
-
-    def validate(self) -> None:
-        """Semantic checks; raises ``ValueError("<field>: <message>")``."""
-        for f in fields(self):
+        for f in fields(self):  # checks: ValueError("<field>: <message>")
             value = getattr(self, f.name)
             if value is None or isinstance(value, (bool, dict)):
                 continue

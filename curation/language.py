@@ -39,11 +39,11 @@ class LanguageConfig:
 
     def __post_init__(self) -> None:
         if not self.allowed:
-            raise ValueError("LanguageConfig.allowed must list at least one language code")
+            raise ValueError("allowed: list at least one language code")
         if not 0.0 <= self.min_score <= 1.0:
-            raise ValueError(f"LanguageConfig.min_score must be in [0, 1], got {self.min_score}")
+            raise ValueError(f"min_score: must be in [0, 1], got {self.min_score}")
         if self.max_chars < 1:
-            raise ValueError(f"LanguageConfig.max_chars must be >= 1, got {self.max_chars}")
+            raise ValueError(f"max_chars: must be >= 1, got {self.max_chars}")
 
 
 class LanguageIdentifier(LazyModel):

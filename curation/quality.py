@@ -15,6 +15,7 @@ Nothing here imports Beam; ``pipelines.transforms.quality`` wraps it.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 import xxhash
@@ -26,6 +27,7 @@ from curation.lazy_model import LazyModel
 HQ_LABEL = "__label__hq"
 LQ_LABEL = "__label__lq"
 RULES = ("threshold", "pareto")
+_SYMBOL_TOKEN = re.compile(r" [^\w\s]+(?= )")  # a space, then a token without letters or digits
 DEFAULT_SOURCES = ("cc_2020_50", "cc_2021_04")
 
 
@@ -62,26 +64,33 @@ class QualityConfig:
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
-            raise ValueError(f"quality.rule: {self.rule!r} is not one of {RULES}")
+            raise ValueError(f"rule: {self.rule!r} is not one of {RULES}")
         if not 0.0 <= self.threshold <= 1.0:
-            raise ValueError(f"quality.threshold: must be in [0, 1], got {self.threshold!r}")
+            raise ValueError(f"threshold: must be in [0, 1], got {self.threshold!r}")
         if not self.alpha > 0:
-            raise ValueError(f"quality.alpha: must be > 0, got {self.alpha!r}")
-        if not isinstance(self.max_chars, int) or self.max_chars < 1:
-            raise ValueError(f"quality.max_chars: must be a positive integer, got {self.max_chars!r}")
-        if isinstance(self.sources, str):
-            self.sources = [self.sources]
+            raise ValueError(f"alpha: must be > 0, got {self.alpha!r}")
+        if self.max_chars < 1:
+            raise ValueError(f"max_chars: must be a positive integer, got {self.max_chars!r}")
         if self.enabled and not self.model_path:
-            raise ValueError("quality.model_path: required when quality.enabled is true "
+            raise ValueError("model_path: required when quality.enabled is true "
                              "(train one with `mtnlg quality train`)")
 
 
 def preprocess(text: str, max_chars: int = 20_000) -> str:
     """The classifier's view of a text, identical in training and scoring: the first
-    ``max_chars`` characters, lowercased, on one line (fastText reads one example per line).
-    fastText splits words on ASCII whitespace itself, so only line breaks are replaced: a
-    split/join would cost as much as the prediction (bench/bench_quality.py)."""
-    return text[:max_chars].lower().replace("\r", " ").replace("\n", " ").strip()
+    ``max_chars`` characters, lowercased, on one line (fastText reads one example per line),
+    without the tokens made only of symbols (``|``, ``•``, ``-``, ``©``, ``>>``).
+
+    Symbol tokens are how an extractor lays text out, not what the page says: trafilatura
+    writes table cells as ``| a | b |``, others write list bullets or nothing, and the raw page
+    text of the training negatives joins menu items with ``|``.  Kept, they became the
+    strongest low-quality feature, and real articles with a table scored 0.00 (bench/RESULTS.md,
+    "Quality classifier on real articles").  fastText splits words on ASCII whitespace itself,
+    so line breaks and tabs become spaces and no split/join is done (that would cost as much as
+    the prediction, bench/bench_quality.py); the symbol tokens go with one regex that only
+    starts at a space."""
+    line = " " + text[:max_chars].lower().replace("\r", " ").replace("\n", " ").replace("\t", " ") + " "
+    return _SYMBOL_TOKEN.sub("", line).strip()
 
 
 def load_model(path: str, expected_sha256: str | None = None):

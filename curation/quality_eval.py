@@ -1,4 +1,5 @@
-"""Metrics of a binary quality classifier: precision, recall, F1, ROC-AUC, score histograms.
+"""Metrics of a binary quality classifier: precision, recall, F1, ROC-AUC, score histograms,
+and precision/recall of a run's quality stage on the sample corpus's planted low-quality pages.
 
 Plain numpy (no scikit-learn dependency). Labels are 1 for high quality (positive class) and 0
 for low quality; scores are P(high quality).
@@ -79,3 +80,56 @@ def histogram_rows(metrics: dict, split: str = "heldout") -> list[dict]:
                          "bin_lo": round(i * BIN_WIDTH, 2), "bin_hi": round((i + 1) * BIN_WIDTH, 2),
                          "count": n})
     return rows
+
+
+PLANTED_LOW_QUALITY = ("low_quality", "spam")
+"""Ground-truth categories of the sample corpus (``ground_truth.json``'s ``primary``) that are
+low quality by construction: the pages the quality classifier should remove."""
+
+
+def planted_removal_metrics(rows, primary: dict[str, str], kinds: dict[str, str] | None = None,
+                            stage: str = "quality") -> dict:
+    """Precision and recall of the quality stage on planted low-quality documents, from a run's
+    per-document stats rows (``id``, ``stage``, ``quality_score``: ``RUN/stats/documents``) and
+    the sample's ground truth (``primary``: id -> category; ``kinds``: id -> kind of planted page).
+
+    Only documents the classifier scored count (a non-null ``quality_score``): documents removed
+    earlier (language, heuristics) never reached it.  Positives are scored documents whose
+    category is in ``PLANTED_LOW_QUALITY``; a removal is a row whose ``stage`` is ``stage``.
+    ``precision`` is None when nothing was removed, ``recall`` None when no positive was scored."""
+    kinds = kinds or {}
+    scored = [r for r in rows if r.get("quality_score") is not None]
+    removed = [r for r in scored if r.get("stage") == stage]
+    positive = {r["id"] for r in scored if primary.get(r["id"]) in PLANTED_LOW_QUALITY}
+    tp = sum(r["id"] in positive for r in removed)
+    planted = [i for i, c in primary.items() if c in PLANTED_LOW_QUALITY]
+    false_removals: dict[str, int] = {}
+    for r in removed:
+        if r["id"] not in positive:
+            cat = primary.get(r["id"], "unknown")
+            false_removals[cat] = false_removals.get(cat, 0) + 1
+    by_kind: dict[str, dict[str, int]] = {}
+    removed_ids = {r["id"] for r in removed}
+    for i in sorted(positive):
+        k = by_kind.setdefault(kinds.get(i, primary[i]), {"scored": 0, "removed": 0})
+        k["scored"] += 1
+        k["removed"] += i in removed_ids
+    return {
+        "planted": len(planted), "scored": len(positive), "removed": len(removed), "true_positives": tp,
+        "precision": tp / len(removed) if removed else None,
+        "recall": tp / len(positive) if positive else None,
+        "false_removals": dict(sorted(false_removals.items())),
+        "by_kind": dict(sorted(by_kind.items())),
+    }
+
+
+def format_planted_metrics(m: dict) -> str:
+    """One paragraph for people: the figures of ``planted_removal_metrics``."""
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    kinds = ", ".join(f"{k} {v['removed']}/{v['scored']}" for k, v in m["by_kind"].items()) or "-"
+    wrong = ", ".join(f"{k}={v}" for k, v in m["false_removals"].items()) or "none"
+    return (f"precision {fmt(m['precision'])} ({m['true_positives']} of {m['removed']} removals are planted "
+            f"low-quality pages; other removals: {wrong})\n"
+            f"  recall    {fmt(m['recall'])} ({m['true_positives']} of {m['scored']} planted low-quality pages "
+            f"the classifier scored; {m['planted'] - m['scored']} other planted pages were removed by earlier stages)\n"
+            f"  removed by kind: {kinds}")

@@ -15,6 +15,7 @@ held-out parts; fastText is trained on the train part with the config's hyper-pa
 from __future__ import annotations
 
 import dataclasses
+import glob
 import gzip
 import json
 import os
@@ -27,15 +28,12 @@ import xxhash
 
 from curation.normalize import normalize_text
 from curation.quality import HQ_LABEL, LQ_LABEL, preprocess
-from infra.hashing import file_sha256
 from curation.sources import SOURCE_BY_SLUG
+from infra.config import ConfigError, load, loader_field
+from infra.hashing import file_sha256
 
 TRAIN_READERS = ("pile", "warc", "realnews", "cc_stories", "parquet")
 WARC_EXTRACTORS = ("raw", "justext", "resiliparse")
-
-
-class TrainConfigError(ValueError):
-    """A setting of the quality training config is missing or invalid; the message names it."""
 
 
 @dataclass
@@ -54,6 +52,21 @@ class TrainInput:
     extractor: str = "raw"
     """``warc`` text: ``raw`` (all text of the page, boilerplate included: the unfiltered
     Common Crawl text GPT-3 used as negatives), ``justext`` or ``resiliparse`` (main text)."""
+
+    def __post_init__(self) -> None:
+        if self.reader not in TRAIN_READERS:
+            raise ValueError(f"reader: {self.reader!r} is not one of {TRAIN_READERS}")
+        if not self.paths:
+            raise ValueError("paths: a non-empty list of globs is required")
+        if self.reader in ("warc", "realnews", "cc_stories") and not self.source:
+            raise ValueError(f"source: required for reader {self.reader!r}")
+        if self.reader == "warc" and self.extractor not in WARC_EXTRACTORS:
+            raise ValueError(f"extractor: {self.extractor!r} is not one of {WARC_EXTRACTORS}")
+        for setting, slugs in (("source", [self.source] if self.source else []),
+                               ("sources", self.sources or [])):
+            for slug in slugs:
+                if slug not in SOURCE_BY_SLUG:
+                    raise ValueError(f"{setting}: unknown source {slug!r}")
 
 
 @dataclass
@@ -83,6 +96,8 @@ class TrainConfig:
     negatives: list[TrainInput]
     name: str = "quality"
     input_root: str = ""
+    """Root of relative input globs; ``--input-root`` overrides it; default: the config
+    file's folder."""
     holdout_fraction: float = 0.2
     """Share of each class held out for evaluation (never trained on)."""
     balance: bool = True
@@ -96,59 +111,34 @@ class TrainConfig:
     seed: int = 0
     """Seed of balancing, the split and the example order."""
     fasttext: FastTextParams = field(default_factory=FastTextParams)
-    config_path: str | None = None
+    config_path: str | None = loader_field()
 
     def __post_init__(self) -> None:
         if not 0.0 < self.holdout_fraction < 1.0:
-            raise TrainConfigError(f"holdout_fraction: must be in (0, 1), got {self.holdout_fraction!r}")
+            raise ValueError(f"holdout_fraction: must be in (0, 1), got {self.holdout_fraction!r}")
         for cls in ("positives", "negatives"):
-            specs = getattr(self, cls)
-            if not specs:
-                raise TrainConfigError(f"{cls}: at least one input is required")
-            for i, s in enumerate(specs):
-                where = f"{cls}[{i}]"
-                if s.reader not in TRAIN_READERS:
-                    raise TrainConfigError(f"{where}.reader: {s.reader!r} is not one of {TRAIN_READERS}")
-                if s.reader in ("warc", "realnews", "cc_stories") and not s.source:
-                    raise TrainConfigError(f"{where}.source: required for reader {s.reader!r}")
-                if s.reader == "warc" and s.extractor not in WARC_EXTRACTORS:
-                    raise TrainConfigError(f"{where}.extractor: {s.extractor!r} is not one of {WARC_EXTRACTORS}")
-                for slug in (s.sources or []) + ([s.source] if s.source else []):
-                    if slug not in SOURCE_BY_SLUG:
-                        raise TrainConfigError(f"{where}.sources: unknown source {slug!r}")
+            if not getattr(self, cls):
+                raise ValueError(f"{cls}: at least one input is required")
         if self.max_per_class is not None and self.max_per_class < 2:
-            raise TrainConfigError(f"max_per_class: must be >= 2, got {self.max_per_class!r}")
+            raise ValueError(f"max_per_class: must be >= 2, got {self.max_per_class!r}")
 
 
 def load_train_config(path: str, input_root: str | None = None) -> TrainConfig:
-    """Read a training config YAML; relative input globs resolve against ``input_root``
-    (``--input-root``, else the config's ``input_root``, else the config file's folder)."""
-    import yaml
-
-    if not os.path.exists(path):
-        raise TrainConfigError(f"--config: {path!r} does not exist")
-    with open(path, encoding="utf-8") as f:
-        data = yaml.safe_load(f) or {}
-    data = dict(data)
-    known = {f.name for f in dataclasses.fields(TrainConfig)}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise TrainConfigError(f"{unknown[0]}: unknown setting (known: {sorted(known)})")
-    try:
-        ft = FastTextParams(**(data.pop("fasttext", None) or {}))
-        specs = {c: [TrainInput(**x) for x in (data.pop(c, None) or [])] for c in ("positives", "negatives")}
-    except TypeError as e:
-        raise TrainConfigError(f"config: {e}") from e
-    for c in specs.values():
-        for s in c:
-            s.paths = [s.paths] if isinstance(s.paths, str) else list(s.paths)
-    cfg = TrainConfig(**specs, fasttext=ft, **data)
+    """Read a training config YAML (``infra.config``: strict YAML, typed, ``ConfigError``
+    naming the setting); relative input globs resolve against ``input_root``
+    (``--input-root``, else the config's ``input_root``, else the config file's folder), and
+    each must match a file."""
+    cfg = load(TrainConfig, path, prebuilt={"config_path": os.path.abspath(path)})
     base = os.path.dirname(os.path.abspath(path))
-    root = os.path.abspath(os.path.join(base, input_root or cfg.input_root or "."))
-    cfg.input_root = root
-    for s in cfg.positives + cfg.negatives:
-        s.paths = [p if os.path.isabs(p) or "://" in p else os.path.join(root, p) for p in s.paths]
-    cfg.config_path = os.path.abspath(path)
+    cfg.input_root = os.path.abspath(os.path.join(base, input_root or cfg.input_root or "."))
+    for cls in ("positives", "negatives"):
+        for i, s in enumerate(getattr(cfg, cls)):
+            s.paths = [p if os.path.isabs(p) or "://" in p else os.path.join(cfg.input_root, p)
+                       for p in s.paths]
+            for j, p in enumerate(s.paths):
+                if not glob.glob(p):
+                    raise ConfigError(f"{cls}[{i}].paths[{j}]: {p!r} matches no file "
+                                      f"(input_root={cfg.input_root!r})")
     return cfg
 
 
@@ -160,6 +150,7 @@ def _raw_warc(fileobj, file_name: str, source: str) -> Iterator[tuple[str, str, 
     from warcio.archiveiterator import ArchiveIterator
 
     from curation.readers import base_name, decode_html
+    from curation.readers.http_body import http_body
 
     try:
         for k, rec in enumerate(ArchiveIterator(fileobj)):
@@ -168,7 +159,7 @@ def _raw_warc(fileobj, file_name: str, source: str) -> Iterator[tuple[str, str, 
             if rec.http_headers.get_statuscode() != "200":
                 continue
             ctype = rec.http_headers.get_header("Content-Type") or ""
-            html = decode_html(rec.content_stream().read(), ctype)
+            html = decode_html(http_body(rec).read(), ctype)  # br too (warcio's fails on it)
             text = extract_plain_text(HTMLTree.parse(html), main_content=False)
             yield f"{source}/{base_name(file_name)}#{k}", source, text
     except Exception:  # a truncated last record ends the file; training needs no dead letters
@@ -203,13 +194,8 @@ def _records(spec: TrainInput, path: str) -> Iterator[tuple[str, str, str]]:
 
 def read_inputs(specs: list[TrainInput]) -> Iterator[tuple[str, str, str]]:
     """(id, source, text) of every document of the specs, files in sorted order."""
-    import glob
-
-    for i, spec in enumerate(specs):
-        files = sorted({f for p in spec.paths for f in glob.glob(p)})
-        if not files:
-            raise TrainConfigError(f"input {i} ({spec.reader}): {spec.paths} matches no file")
-        for path in files:
+    for spec in specs:
+        for path in sorted({f for p in spec.paths for f in glob.glob(p)}):
             for doc_id, source, text in _records(spec, path):
                 if spec.sources is None or source in spec.sources:
                     yield doc_id, source, text
@@ -251,7 +237,7 @@ def build_examples(cfg: TrainConfig) -> tuple[dict[str, list[Example]], dict[str
     for lab, pool in pools.items():
         rng.shuffle(pool)
         if not pool:
-            raise TrainConfigError(f"{'positives' if lab else 'negatives'}: no usable documents")
+            raise ConfigError(f"{'positives' if lab else 'negatives'}: no usable documents")
     n = min(len(p) for p in pools.values()) if cfg.balance else None
     split: dict[str, list[Example]] = {"train": [], "heldout": []}
     for lab, pool in pools.items():

@@ -52,10 +52,11 @@ def histogram_bin(kind: str, value: float | None) -> tuple[float, float] | None:
 
 
 # -- aggregates of per-document stats rows (the pipeline combines them; the dashboard reads them)
-def aggregate_keys(row: dict) -> Iterable[tuple[tuple, int]]:
+def aggregate_keys(row: dict, grid=None) -> Iterable[tuple[tuple, int]]:
     """What one per-document stats row adds to the aggregates: its count key
-    ``(source, stage, outcome, reason)``, its language and its histogram bins (dead letters have
-    no text, so no bins)."""
+    ``(source, stage, outcome, reason)``, its language, its histogram bins (dead letters have
+    no text, so no bins), its personal-data matches per kind and, given a
+    ``curation.threshold_grid.GridSpec``, its cell of the filter-score grid."""
     yield ("count", row["source"], row["stage"], row["outcome"], row["reason"]), 1
     yield ("lang", row["source"], row["outcome"], row["lang"]), 1
     if row["outcome"] == "dead_letter":
@@ -64,6 +65,18 @@ def aggregate_keys(row: dict) -> Iterable[tuple[tuple, int]]:
         b = histogram_bin(kind, row.get(kind))
         if b is not None:
             yield ("hist", kind, row["source"], row["outcome"], b[0], b[1]), 1
+    for sp_kind, n in _pii_counts(row.get("pii_spans")).items():
+        yield ("pii", row["source"], row["outcome"], sp_kind, "documents"), 1
+        yield ("pii", row["source"], row["outcome"], sp_kind, "matches"), n
+    if grid is not None:
+        yield from grid.aggregate_keys(row)
+
+
+def _pii_counts(spans) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for sp in spans or ():
+        out[sp["kind"]] = out.get(sp["kind"], 0) + 1
+    return out
 
 
 def _key_order(kv) -> str:
@@ -77,7 +90,10 @@ def merge_partials(partials: Iterable[Iterable]) -> dict[str, list[dict]]:
     for items in partials:
         for key, n in items:
             total[tuple(key)] += int(n)
-    out: dict[str, list[dict]] = {"counts": [], "histograms": [], "languages": [], "read": []}
+    out: dict[str, list[dict]] = {"counts": [], "histograms": [], "languages": [], "read": [],
+                                  "pii": [], "grid": []}
+    pii: dict[tuple, dict] = {}
+    grid: dict[tuple, dict] = {}
     for key, n in sorted(total.items(), key=_key_order):
         if key[0] == "count":
             out["counts"].append(dict(zip(("source", "stage", "outcome", "reason"), key[1:]), documents=n))
@@ -88,13 +104,44 @@ def merge_partials(partials: Iterable[Iterable]) -> dict[str, list[dict]]:
             out["languages"].append(dict(zip(("source", "outcome", "lang"), key[1:]), documents=n))
         elif key[0] == "read":
             out["read"].append({"source": key[1], "read": n})
+        elif key[0] == "pii":
+            row = pii.setdefault(key[1:4], dict(zip(("source", "outcome", "kind"), key[1:4]),
+                                                documents=0, matches=0))
+            row[key[4]] = n
+        elif key[0] == "grid":
+            row = grid.setdefault(key[2:], {"source": key[2], "fate": key[3], "cell": key[4],
+                                            "documents": 0, "tokens": 0, "chars": 0})
+            row[key[1]] = n
+    out["pii"] = [pii[k] for k in sorted(pii)]
+    out["grid"] = [grid[k] for k in sorted(grid)]
     return out
 
 
-def aggregate_rows(rows: Iterable[dict]) -> dict[str, list[dict]]:
+def table_partials(name: str, row: dict) -> Iterable[tuple[tuple, int]]:
+    """The partial-aggregate keys a row of aggregate table ``name`` stands for (the inverse of
+    ``merge_partials``), so a tool can update a finished run's tables as a stage would."""
+    if name == "counts":
+        yield ("count", row["source"], row["stage"], row["outcome"], row["reason"]), int(row["documents"])
+    elif name == "histograms":
+        yield ("hist", row["kind"], row["source"], row["outcome"], row["bin_lo"], row["bin_hi"]), int(row["count"])
+    elif name == "languages":
+        yield ("lang", row["source"], row["outcome"], row["lang"]), int(row["documents"])
+    elif name == "read":
+        yield ("read", row["source"]), int(row["read"])
+    elif name == "pii":
+        for measure in ("documents", "matches"):
+            yield ("pii", row["source"], row["outcome"], row["kind"], measure), int(row[measure])
+    elif name == "grid":
+        for measure in ("documents", "tokens", "chars"):
+            yield ("grid", measure, row["source"], row["fate"], row["cell"]), int(row[measure])
+    else:
+        raise ValueError(f"unknown aggregate table {name!r}")
+
+
+def aggregate_rows(rows: Iterable[dict], grid=None) -> dict[str, list[dict]]:
     """The aggregate tables of a list of per-document rows (tests and small tools)."""
     total: dict[tuple, int] = defaultdict(int)
     for row in rows:
-        for key, n in aggregate_keys(row):
+        for key, n in aggregate_keys(row, grid):
             total[key] += n
     return merge_partials([list(total.items())])

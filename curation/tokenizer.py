@@ -69,6 +69,15 @@ def save_tokenizer_json(tok: Any, path: str) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class TokenizerError(ValueError):
+    """A tokenizer path that does not hold a usable tokenizer (missing, empty folder, a
+    ``tokenizer.json`` that does not parse)."""
+
+
+class TokenizerNotFound(TokenizerError, FileNotFoundError):
+    """The path, or the files a tokenizer folder must hold, do not exist."""
+
+
 def _resolve(path: str) -> tuple[str, str | None, tuple[str, str] | None]:
     """(path, tokenizer.json file or None, (vocab, merges) or None) for a user path."""
     path = os.fspath(path)
@@ -82,9 +91,9 @@ def _resolve(path: str) -> tuple[str, str | None, tuple[str, str] | None]:
         vocab, merges = os.path.join(local, VOCAB_JSON), os.path.join(local, MERGES_TXT)
         if os.path.isfile(vocab) and os.path.isfile(merges):
             return path, None, (vocab, merges)
-        raise FileNotFoundError(f"tokenizer directory {path!r} has neither {TOKENIZER_JSON} "
+        raise TokenizerNotFound(f"tokenizer directory {path!r} has neither {TOKENIZER_JSON} "
                                 f"nor {VOCAB_JSON} + {MERGES_TXT}")
-    raise FileNotFoundError(f"tokenizer path {path!r} does not exist")
+    raise TokenizerNotFound(f"tokenizer path {path!r} does not exist")
 
 
 class TextTokenizer:
@@ -109,13 +118,19 @@ class TextTokenizer:
 
             if self._json_path is None and self._vocab_merges is None:  # unpickled: resolve here
                 _, self._json_path, self._vocab_merges = _resolve(self.path)
-            if self._json_path is not None:
-                with open(self._json_path, "rb") as f:
-                    data = f.read()
-                tok = Tokenizer.from_str(data.decode("utf-8"))
-            else:
-                tok = build_bpe_tokenizer(*self._vocab_merges)
-                data = tokenizer_json_bytes(tok)
+            what = self._json_path or " + ".join(self._vocab_merges)
+            try:
+                if self._json_path is not None:
+                    with open(self._json_path, "rb") as f:
+                        data = f.read()
+                    tok = Tokenizer.from_str(data.decode("utf-8"))
+                else:
+                    tok = build_bpe_tokenizer(*self._vocab_merges)
+                    data = tokenizer_json_bytes(tok)
+            except Exception as e:  # tokenizers raises a bare Exception for a file that does not parse
+                detail = " ".join(str(e).split())[:300]
+                raise TokenizerError(f"tokenizer {self.path!r}: {what} cannot be loaded "
+                                     f"({type(e).__name__}: {detail})") from None
             tok.encode_special_tokens = True  # literal "<|endoftext|>" in text is just text
             self._sha256 = hashlib.sha256(data).hexdigest()
             from curation.bpe_words import WordEncoder, applies
@@ -150,7 +165,7 @@ class TextTokenizer:
     def eod_id(self) -> int:
         tid = self._load().token_to_id(EOD_TOKEN)
         if tid is None:
-            raise ValueError(f"tokenizer {self.path!r} has no {EOD_TOKEN!r} token to end documents")
+            raise TokenizerError(f"tokenizer {self.path!r} has no {EOD_TOKEN!r} token to end documents")
         return int(tid)
 
     def info(self) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """`mtnlg demo`: every job of the system, end to end, on the embedded sample corpus.
 
 sample-data -> quality train (fastText) -> curate (Beam, local multi-process FnApiRunner) -> blend -> train (torchrun,
-2 processes, tiny GPT on CPU) -> dashboard -> eval (zero-shot LAMBADA of the trained checkpoint on
+2 processes, tiny GPT on CPU) -> dashboard -> explain (one document) -> eval (zero-shot LAMBADA of the trained checkpoint on
 the passages decontamination removed from the corpus).  Each step is the same entry point a user calls,
 with the same arguments, so the demo is also the shortest tour of the CLI.
 """
@@ -97,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
     _check(dash.main([str(run), "--manifest", str(manifest), "--output", str(dashboard)]), "dashboard")
     timings["dashboard"] = time.perf_counter() - t
 
+    t = _step("explain (one near-duplicate document: its stages, scores and duplicate chain)")
+    _explain_one(run)
+    timings["explain"] = time.perf_counter() - t
+
     lambada = None
     if not args.skip_train:
         t = _step("eval (zero-shot LAMBADA of the final checkpoint)")
@@ -107,6 +111,36 @@ def main(argv: list[str] | None = None) -> int:
     if lambada:
         print(lambada, flush=True)
     return 0
+
+
+def _explain_one(run: Path) -> None:
+    """`mtnlg explain` of the first document fuzzy dedup removed (any removed one otherwise)."""
+    import pandas as pd
+
+    from mtnlg.commands import explain as explain_cli
+
+    rows = pd.read_parquet(run / "stats" / "documents", columns=["id", "outcome", "stage"])
+    pick = rows[rows.stage == "fuzzy_dedup"]
+    pick = pick if len(pick) else rows[rows.outcome == "removed"]
+    if len(pick):
+        _check(explain_cli.main(["--run", str(run), str(pick.id.sort_values().iloc[0])]), "explain")
+
+
+def _pii_lines(run: Path) -> list[str]:
+    """Personal data the pii stage replaced, per source and kind (stats/pii.parquet)."""
+    import pyarrow.parquet as pq
+
+    path = run / "stats" / "pii.parquet"
+    if not path.exists():
+        return []
+    per: dict[str, dict[str, int]] = {}
+    for r in pq.read_table(path).to_pylist():
+        per.setdefault(r["source"], {}).setdefault(r["kind"], 0)
+        per[r["source"]][r["kind"]] += r["matches"]
+    lines = ["\n==> personal data replaced by placeholders (stats/pii.parquet; offsets in stats/documents)"]
+    lines += [f"  {src:<18}" + ", ".join(f"{k}={n}" for k, n in sorted(kinds.items()))
+              for src, kinds in sorted(per.items())] or ["  none found"]
+    return lines
 
 
 def _eval_lambada(work: Path, sample: Path, manifest: Path, train_dir: Path) -> str:
@@ -124,6 +158,20 @@ def _eval_lambada(work: Path, sample: Path, manifest: Path, train_dir: Path) -> 
     return (f"\n==> zero-shot LAMBADA (step {last['step']}, {last['consumed_tokens']:,} tokens): "
             f"acc {m['acc']:.3f} ± {m['acc_stderr']:.3f}, ppl {m['ppl']:,.1f} over {m['n']} "
             f"passages  [{out}]")
+
+
+def _quality_on_planted(sample: Path, run: Path) -> str:
+    """The quality classifier's precision and recall on the sample's planted low-quality pages,
+    from the run's per-document stats and the sample's ground truth."""
+    import pyarrow.parquet as pq
+
+    from curation.quality_eval import format_planted_metrics, planted_removal_metrics
+
+    truth = json.loads((sample / "ground_truth.json").read_text())
+    kinds = {d["id"]: d["kind"] for cat in ("low_quality", "spam") for d in truth.get(cat, [])}
+    rows = pq.read_table(run / "stats" / "documents", columns=["id", "stage", "quality_score"]).to_pylist()
+    m = planted_removal_metrics(rows, truth["primary"], kinds)
+    return "\n==> quality classifier on the planted low-quality pages (ground truth)\n  " + format_planted_metrics(m)
 
 
 def _losses(metrics: Path) -> list[float]:
@@ -155,6 +203,10 @@ def _summary(work: Path, run: Path, manifest: Path, train_dir: Path, dashboard: 
     tot = info["totals"]
     print(f"  {'TOTAL':<18}{tot['read']:>6}{tot['kept']:>6}{tot['dead_lettered']:>6}{tot.get('tokens', 0):>9}"
           f"  removed={tot['removed']}  accounting_ok={info.get('accounting_ok')}")
+    print(_quality_on_planted(work / "sample", run))
+    print("\n".join(_pii_lines(run)))
+    print(f"\n==> dashboard: {dashboard}  (panel 'Re-threshold filters': move a filter threshold, see what "
+          "each source would keep, copy the config fragment)")
     if losses:
         k = max(1, len(losses) // 10)
         first, last = sum(losses[:k]) / k, sum(losses[-k:]) / k

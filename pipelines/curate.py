@@ -63,7 +63,8 @@ from pipelines.runfolder.progress import ProgressLine
 from pipelines.runfolder.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
 from infra.compat.beam import safe_local_data_plane
 from pipelines.transforms.timing import stage_seconds
-from pipelines.config.job import ConfigError, CurateConfig, load_config
+from infra.config import ConfigError
+from pipelines.config.job import CurateConfig, load_config
 from pipelines.transforms.parts import part_dest
 from pipelines.storage.files import is_remote
 from pipelines.runfolder.counters import merge_counters, safe_counters, write_counters
@@ -73,7 +74,7 @@ from pipelines.storage.staging import StagingError, local_copy
 log = logging.getLogger("mtnlg.curate")
 
 # Counter (and stage-time) names -> the stage of the job that produced them (one job, 4 stages).
-COUNTER_STAGE = {"read": "read", "normalize": "read", "language": "read", "heuristics": "read",
+COUNTER_STAGE = {"read": "read", "normalize": "read", "pii": "read", "language": "read", "heuristics": "read",
                  "quality": "read", "exact_dedup": "dedup", "fuzzy_dedup": "dedup",
                  "dedup": "dedup", "dedup_against": "dedup", "decontamination": "decontaminate",
                  "decontaminate": "decontaminate", "tokenize": "tokenize", "shards": "tokenize"}
@@ -285,13 +286,16 @@ class Runner:
         log.warning("stage %s committed (%.1fs)", stage, wall)
 
 
-def finalize(rd: RunDir, fp: str, base: dict) -> dict:
+def finalize(rd: RunDir, fp: str, base: dict, cfg: CurateConfig | None = None) -> dict:
     """Merge the stages' aggregates, check the accounting and write run.json (last)."""
+    from pipelines.transforms.stats import grid_spec_of
+
     markers = {s: rd.done(s, fp) for s in STAGES}
     missing = [s for s, m in markers.items() if m is None]
     if missing:
         raise RunDirError(f"stages {missing} have not completed; run with --resume {rd.root}")
-    tables = report.merge_stage_aggregates(rd.root, list(STAGES))
+    tables = report.merge_stage_aggregates(rd.root, list(STAGES),
+                                           grid_spec_of(cfg) if cfg is not None else None)
     shards = report.read_parquet_rows(rd.path("stats", "shards.parquet"))
     counters = merge_counters(r for m in markers.values() for r in m.get("counters", []))
     write_counters(counters, rd.root)
@@ -309,6 +313,18 @@ def finalize(rd: RunDir, fp: str, base: dict) -> dict:
     return {**info, "_counters": counters}
 
 
+def _tokenizer(cfg: CurateConfig):
+    """The run's tokenizer, loaded (so a folder without one, or a ``tokenizer.json`` that does
+    not parse, is a ``ConfigError`` naming the setting, before any work) and its facts."""
+    from curation.tokenizer import TokenizerError, load_tokenizer
+
+    try:
+        tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
+        return tokenizer, tokenizer.info()
+    except TokenizerError as e:
+        raise ConfigError(f"tokenizer.path: {e}") from None
+
+
 def run(argv: list[str] | None = None) -> int:
     args, beam_args = _parse(argv)
     rd = RunDir(args.output if is_remote(args.output) else os.path.abspath(args.output))
@@ -317,13 +333,11 @@ def run(argv: list[str] | None = None) -> int:
         cli_options.use_filesystem_options(options)  # e.g. --s3_endpoint_url for the checks below
         cfg = load_config(config_path("sources", args.config), input_root=args.input_root)
         quality = _quality_model(cfg, args.quality_model)  # before any input is read
-        from curation.tokenizer import load_tokenizer
-
-        tokenizer = load_tokenizer(local_copy(cfg.tokenizer.path))
+        tokenizer, tokenizer_info = _tokenizer(cfg)
         from pipelines.transforms.dedup_index import preflight
 
         against = preflight(cfg, args.dedup_against, rd.root)  # before RUN is touched
-        fp = _run_fingerprint(cfg, tokenizer.info()["sha256"], quality, against)
+        fp = _run_fingerprint(cfg, tokenizer_info["sha256"], quality, against)
         existing = bool(args.resume or args.stage)
         rd.prepare(fp, resume=existing, overwrite=args.overwrite)
     except cli_options.OptionError as e:
@@ -352,14 +366,14 @@ def run(argv: list[str] | None = None) -> int:
         "started_at": started.isoformat(),
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(),
         "wall_seconds": round(wall, 3),
-        "tokenizer": {**tokenizer.info(), "path": cfg.tokenizer.path},  # as given: pkg://, URL
+        "tokenizer": {**tokenizer_info, "path": cfg.tokenizer.path},  # as given: pkg://, URL
         "quality_model": quality,
         "fingerprint": fp,
         "dedup_against": [{"run": ix.run, "documents": ix.documents, "params_sha256": ix.params_sha256}
                           for ix in against],
     }
     try:
-        info = finalize(rd, fp, base)
+        info = finalize(rd, fp, base, cfg)
     except RunDirError as e:  # e.g. --stage on a run whose other stages never completed
         print(f"mtnlg curate: {e}", file=sys.stderr)
         return 0 if args.stage else 2

@@ -22,6 +22,7 @@ from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
 from pipelines.config.job import CurateConfig
 from pipelines.transforms.sinks import WriteManifest, flatten_small
 from pipelines.storage.files import join, write_table
+from pipelines.transforms.stats import grid_spec_of
 
 STAGES = ("read", "dedup", "decontaminate", "tokenize")
 
@@ -59,8 +60,12 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
     cfg = env.cfg
     skip = cfg.skip_sources
-    fns = [ReadWorkFn(cfg.inputs, cfg.input_root, env.out_dir), NormalizeFn(),
-           chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
+    fns = [ReadWorkFn(cfg.inputs, cfg.input_root, env.out_dir), NormalizeFn()]
+    if cfg.pii.enabled:  # before any stage reads the text: nothing downstream sees the values
+        from pipelines.transforms.pii import PiiFn
+
+        fns.append(PiiFn(cfg.pii))
+    fns += [chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
            chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
         from pipelines.transforms.quality import QualityFn
@@ -72,7 +77,9 @@ def build_read(pbegin, env: StageEnv, _urls=None):
                REMOVED, DEAD_LETTER, READ, main="kept"))
     parts = out.kept | "WriteParts" >> WriteParts(env.out_dir, "read")
     outcomes = ({"removed": out[REMOVED], "dead_letter": out[DEAD_LETTER], "read": out[READ]}
-                | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample))
+                | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample,
+                                             grid=grid_spec_of(cfg),
+                                             id_index=cfg.id_index))
     _manifest(env, "read", [parts, outcomes["descriptors"]])
     return part_urls(parts)
 
@@ -98,8 +105,14 @@ def build_dedup(p, env: StageEnv, urls):
     dedup_in.update({k: out[k] for k in ("buckets", "rounds") if out[k] is not None})
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
     # The dedup steps count their removals when they decide; the parts count what passed.
-    outcomes = {"removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "dedup", cfg.removed_sample)
+    outcomes = {"removed": out["removed"]}
+    if cfg.id_index and out["groups"]:  # where each member's group row is, for mtnlg explain
+        from pipelines.transforms.id_index import detail_json, entry
+
+        outcomes["index"] = dedup_in["groups"] | "GroupEntries" >> beam.Map(
+            lambda r: entry("dedup", r["id"], r["id"], None, detail_json(r)))
+    outcomes = outcomes | "Outcomes" >> StageOutcomes(
+        env.out_dir, "dedup", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "dedup", [parts, out["index"], outcomes["descriptors"]])
     return part_urls(parts)
 
@@ -121,7 +134,7 @@ def build_decontaminate(p, env: StageEnv, urls):
     _ = ({"contamination": out["contamination"], "tasks": out["tasks"]}
          | "ContaminationStats" >> WriteContaminationStats(env.out_dir))
     outcomes = {"removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "decontaminate", cfg.removed_sample)
+        env.out_dir, "decontaminate", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "decontaminate", parts + [outcomes["descriptors"]])
     return part_urls(flatten_small(parts, "AllParts"))
 
@@ -144,7 +157,7 @@ def build_tokenize(p, env: StageEnv, urls):
          | "ShardTable" >> beam.Map(lambda rows: write_table(
              path, sorted(rows, key=lambda r: r["prefix"]), SHARD_SCHEMA)))
     outcomes = {"kept": out["kept"], "removed": out["removed"]} | "Outcomes" >> StageOutcomes(
-        env.out_dir, "tokenize", cfg.removed_sample)
+        env.out_dir, "tokenize", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
     _manifest(env, "tokenize", [outcomes["descriptors"]])
     return shards
 

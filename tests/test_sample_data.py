@@ -112,7 +112,7 @@ def test_every_record_is_in_the_ground_truth_exactly_once(small):
     assert gt["totals"]["records"] == len(read_ids) + len(malformed) == len(gt["primary"])
     by_cat = Counter(gt["primary"].values())
     assert by_cat["clean"] == len(gt["clean"]) and by_cat["malformed"] == len(gt["malformed"])
-    for cat in ("spam", "non_english", "contaminated", "too_short"):
+    for cat in ("spam", "low_quality", "non_english", "contaminated", "too_short"):
         assert by_cat[cat] == len(gt[cat]) > 0, cat
     assert by_cat["exact_duplicates"] == sum(len(g["ids"]) for g in gt["exact_duplicates"])
     assert by_cat["near_duplicates"] == 2 * len(gt["near_duplicates"])
@@ -256,3 +256,69 @@ def test_no_accidental_near_duplicates_in_default_corpus(default):
         worst = max(worst, len(sets[a] & sets[b]) / len(sets[a] | sets[b]))
     assert worst < 0.2
     assert gt["totals"]["documents"] >= 700
+
+
+def test_low_quality_pages_are_varied_and_deterministic():
+    """Each kind is spun from many templates (not one page repeated); a seed fixes every page."""
+    import random
+
+    from mtnlg.sample_data.low_quality import LOW_QUALITY_KINDS, low_quality_page
+    from mtnlg.sample_data.text_pool import build_pools
+
+    def pages(seed):
+        rng, pools = random.Random(seed), build_pools(seed)
+        return {k: [low_quality_page(k, rng, pools) for _ in range(4)] for k in LOW_QUALITY_KINDS}
+
+    first, again = pages(7), pages(7)
+    assert {k: [p.text for p in v] for k, v in first.items()} == {k: [p.text for p in v] for k, v in again.items()}
+    for kind, group in first.items():
+        assert all(len(p.text.split()) >= 100 for p in group), kind
+        worst = max(jaccard(a.text, b.text) for a, b in itertools.combinations(group, 2))
+        # Consent walls share the wording of the industry's standard notice (as real ones do);
+        # every other kind shares far less.
+        assert worst < (0.6 if kind == "cookie_consent" else 0.3), (kind, worst)
+
+
+def test_low_quality_pages_pass_extraction_language_and_heuristics(small):
+    """The planted low-quality pages are the quality classifier's to remove: read with the demo
+    config's Common Crawl settings (its extractor), each one keeps text, is English by the
+    language stage and passes every heuristic rule."""
+    import glob
+
+    from curation.document import Document
+    from curation.heuristics import HeuristicsConfig, apply_heuristics
+    from curation.language import keep_language, make_identifier
+    from curation.normalize import normalize_text
+    from curation.readers import read_warc
+    from infra.resources import config_path
+    from mtnlg.sample_data.low_quality import LOW_QUALITY_KINDS
+    from pipelines.config.job import load_config
+
+    out, gt = small
+    planted = {d["id"]: d["kind"] for d in gt["low_quality"]}
+    assert {d["kind"] for d in gt["low_quality"]} == set(LOW_QUALITY_KINDS)
+    assert {i.split("/")[0] for i in planted} == {"cc_2020_50", "cc_2021_04"}
+    cfg = load_config(config_path("sources", "demo"), input_root=out)
+    ident, heur = make_identifier(cfg.language), HeuristicsConfig(**cfg.heuristics)
+    verdicts = {}
+    for spec in (s for s in cfg.inputs if s.reader == "warc"):
+        for path in sorted(f for p in spec.paths for f in glob.glob(p)):
+            with open(path, "rb") as f:
+                for rec in read_warc(f, path, spec.source, extractor=spec.extractor,
+                                     id_path=os.path.relpath(path, out)):
+                    doc = rec if isinstance(rec, Document) else getattr(rec, "doc", None)
+                    if doc is None or doc.id not in planted:
+                        continue
+                    if not isinstance(rec, Document):
+                        verdicts[doc.id] = f"read/{rec.reason}"
+                        continue
+                    text = normalize_text(rec.text)
+                    lang = keep_language(*ident.predict(text), cfg.language)
+                    verdict = "kept" if lang.keep else f"language/{lang.reason}"
+                    if lang.keep:
+                        r = apply_heuristics(text, heur)
+                        verdict = "kept" if r.keep else f"heuristics/{r.reason}"
+                    verdicts[doc.id] = verdict
+    assert set(verdicts) == set(planted)
+    failed = {planted[i]: v for i, v in verdicts.items() if v != "kept"}
+    assert not failed, failed

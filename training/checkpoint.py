@@ -216,6 +216,28 @@ def sealed_steps(root: str) -> list[int]:
     return sorted(steps)
 
 
+def latest_verified_checkpoint(root: str) -> str | None:
+    """The newest checkpoint under ``root`` that is complete (sealed by ``checksums.json``) and
+    whose files all match their checksums; None when there is none. A folder without the seal
+    (a save cut short) is never a candidate; a sealed one that fails verification is skipped
+    with a warning and the next older one is tried. Collective under a process group: rank 0
+    lists the folder, every rank shares the hashing and gets the same answer."""
+    steps = sealed_steps(root)
+    if dist.is_initialized() and dist.get_world_size() > 1:
+        box = [steps]
+        dist.broadcast_object_list(box, src=0)
+        steps = box[0]
+    for step in reversed(steps):
+        path = step_dir(root, step)
+        try:
+            verify_checkpoint(path)
+        except CheckpointError as e:
+            log.warning("skipping checkpoint %s: %s", path, e)
+            continue
+        return path
+    return None
+
+
 class CheckpointManager:
     """Saves ``step-NNNNNNNN`` folders under ``root``: DCP files, then ``config.json`` (rank 0),
     then ``checksums.json`` (the completion marker). ``keep_last`` > 0 deletes older sealed

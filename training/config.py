@@ -6,16 +6,18 @@
     parallelism:  dp x pp x tp, pipeline schedule, data-parallel strategy, recomputation, compile
     data:         manifest checks, blend index cache
     validation:   held-out loss every N steps and at the end
-    checkpoint:   interval, retention, async save, Hugging Face export
+    checkpoint:   interval, retention, async save, Hugging Face export, resume
     logging:      output folder, metrics.jsonl, TensorBoard
+    launch:       restarts after a failure, shutdown grace period
     seed:         (top level) seeds the model init and the sample order
 
 Defaults are MT-NLG's recipe (REFERENCE.md section 3) where the recipe fixes a value; sizes that
 only make sense at scale (model, batch, tokens) default to something a laptop can run. A YAML
 file holds the sections; `--set SECTION.FIELD=VALUE` (or `--set FIELD=VALUE` when the field name
-is unique) overrides one value. Loading type-checks every value against its field, rejects
-unknown keys by name and runs each section's ``validate()``; every error is a ``ConfigError``
-whose message starts with the dotted setting (``optimizer.lr: must be > 0 (got 0.0)``).
+is unique) overrides one value. Loading is the project's one config loader (``infra.config``,
+docs/config.md): strict YAML, every value type-checked against its field, unknown keys refused
+by name, each section's ``__post_init__`` checks; every error is a ``ConfigError`` whose message
+starts with the dotted setting (``optimizer.lr: must be > 0 (got 0.0)``).
 
     cfg = TrainConfig.from_yaml("training/configs/demo.yaml", ["optimizer.lr=1e-3", "tp=1"])
 """
@@ -24,12 +26,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import types
-import typing
 from dataclasses import dataclass, field
 
-import yaml
-
+from infra.config import (ConfigError, apply_settings, build_section, check_overrides, load,
+                          parse_overrides)
 from training.model import PRESETS, GPTConfig
 from training.schedule import BatchRampup, LRSchedule, batch_sizes
 
@@ -37,10 +37,6 @@ DTYPES = ("float32", "bfloat16")
 PP_SCHEDULES = ("1f1b", "interleaved_1f1b")
 DATA_PARALLEL = ("ddp", "zero1", "fsdp")
 AC_MODES = ("none", "full", "selective")
-
-
-class ConfigError(ValueError):
-    """A setting is wrong; the message starts with its dotted name."""
 
 
 def _need(cond: bool, setting: str, msg: str, value=dataclasses.MISSING) -> None:
@@ -63,11 +59,10 @@ class ModelSection:
     dtype: str = "float32"
     """Compute dtype: float32, or bfloat16 with fp32 master weights (MT-NLG: bf16)."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _need(self.name in PRESETS, "name", f"unknown preset; choose one of {sorted(PRESETS)}",
               self.name)
-        bad = set(self.overrides) - {f.name for f in dataclasses.fields(GPTConfig)}
-        _need(not bad, "overrides", f"unknown GPTConfig fields {sorted(bad)}")
+        self.overrides = check_overrides(GPTConfig, self.overrides, "overrides")
         _need(self.vocab_size is None or self.vocab_size > 0, "vocab_size", "must be > 0 or null",
               self.vocab_size)
         _need(self.seq_length is None or self.seq_length > 0, "seq_length",
@@ -96,7 +91,7 @@ class OptimizerSection:
     grad_clip: float = 1.0
     """Clip the global gradient norm to this (MT-NLG: 1.0); 0 disables clipping."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _need(self.lr > 0, "lr", "must be > 0", self.lr)
         _need(0 <= self.adam_beta1 < 1, "adam_beta1", "must be in [0, 1)", self.adam_beta1)
         _need(0 <= self.adam_beta2 < 1, "adam_beta2", "must be in [0, 1)", self.adam_beta2)
@@ -128,7 +123,7 @@ class ScheduleSection:
     min_lr_ratio: float = 0.1
     """Floor of the cosine decay as a fraction of optimizer.lr (MT-NLG: 10%)."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _need(self.global_batch_size > 0, "global_batch_size", "must be > 0",
               self.global_batch_size)
         _need(self.micro_batch_size > 0, "micro_batch_size", "must be > 0", self.micro_batch_size)
@@ -185,7 +180,7 @@ class ParallelismSection:
     compile: bool = False
     """torch.compile each transformer block."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _need(self.dp == -1 or self.dp > 0, "dp", "must be > 0, or -1 to infer", self.dp)
         _need(self.pp > 0, "pp", "must be > 0", self.pp)
         _need(self.tp > 0, "tp", "must be > 0", self.tp)
@@ -204,16 +199,23 @@ class ParallelismSection:
               f"must be one of {AC_MODES}", self.activation_checkpoint)
 
 
+VERIFY_SHARDS = ("stamps", "full", "none")
+
+
 @dataclass
 class DataSection:
-    verify_checksums: bool = True
-    """Check every shard's sha256 against the manifest before training (once per node)."""
+    verify_shards: str = "stamps"
+    """Check the shards' sha256s against the manifest before training (once per node):
+    stamps (read only the shards whose verification stamp from `mtnlg stage` / `mtnlg blend`
+    no longer matches the file: start-up does not read the corpus), full (hash every shard), or
+    none (only sizes and headers)."""
     index_cache: str | None = "auto"
     """Folder of the cached sample/blend indices: auto (<manifest folder>/index_cache), a path,
     or null (build in memory on every rank)."""
 
-    def validate(self) -> None:
-        pass
+    def __post_init__(self) -> None:
+        _need(self.verify_shards in VERIFY_SHARDS, "verify_shards",
+              f"must be one of {VERIFY_SHARDS}", self.verify_shards)
 
 
 @dataclass
@@ -224,7 +226,7 @@ class ValidationSection:
     """Global batches of the validation split per evaluation (the same ones every time); 0
     disables validation."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _need(self.interval >= 0, "interval", "must be >= 0", self.interval)
         _need(self.batches >= 0, "batches", "must be >= 0", self.batches)
 
@@ -241,10 +243,18 @@ class CheckpointSection:
     continues while the files are written. The checksum manifest is written once it finishes."""
     export_hf: bool = False
     """At the end, also write OUTPUT_DIR/hf: a Hugging Face GPT-2 checkpoint with tokenizer."""
+    resume: str | None = "auto"
+    """Where the run starts. auto: from the newest complete, checksum-verified checkpoint in
+    OUTPUT_DIR/checkpoints (a half-written or altered one is skipped; none there: from scratch).
+    A checkpoint folder: from it (it must verify); after a failure the restarted workers
+    continue from the run's own newest checkpoint instead. null: from scratch, and restarts
+    after a failure continue from the run's own newest checkpoint. `--resume DIR` sets it."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _need(self.interval >= 0, "interval", "must be >= 0", self.interval)
         _need(self.keep_last >= 0, "keep_last", "must be >= 0 (0 keeps all)", self.keep_last)
+        _need(self.resume is None or bool(self.resume.strip()), "resume",
+              "must be auto, a checkpoint folder or null", self.resume)
 
 
 @dataclass
@@ -258,14 +268,24 @@ class LoggingSection:
     tensorboard: bool = True
     """Also write TensorBoard event files to OUTPUT_DIR/tensorboard (rank 0)."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _need(self.interval > 0, "interval", "must be > 0", self.interval)
 
 
-SECTIONS = {"model": ModelSection, "optimizer": OptimizerSection, "schedule": ScheduleSection,
-            "parallelism": ParallelismSection, "data": DataSection,
-            "validation": ValidationSection, "checkpoint": CheckpointSection,
-            "logging": LoggingSection}
+@dataclass
+class LaunchSection:
+    max_restarts: int = 0
+    """Times the elastic agent restarts the workers after one fails (a crashed or killed rank)
+    before the job gives up; restarted workers resume from the newest verified checkpoint.
+    `--max-restarts N` sets it."""
+    shutdown_timeout_s: int = 30
+    """Seconds the agent gives the ranks after SIGTERM (they checkpoint after the current step)
+    before it kills them: at least one step plus one checkpoint save."""
+
+    def __post_init__(self) -> None:
+        _need(self.max_restarts >= 0, "max_restarts", "must be >= 0", self.max_restarts)
+        _need(self.shutdown_timeout_s >= 0, "shutdown_timeout_s", "must be >= 0",
+              self.shutdown_timeout_s)
 
 
 @dataclass
@@ -278,19 +298,12 @@ class TrainConfig:
     validation: ValidationSection = field(default_factory=ValidationSection)
     checkpoint: CheckpointSection = field(default_factory=CheckpointSection)
     logging: LoggingSection = field(default_factory=LoggingSection)
+    launch: LaunchSection = field(default_factory=LaunchSection)
     seed: int = 1234
     """Seeds the model init (per parameter, layout independent) and the blended sample order."""
 
-    def __post_init__(self):
-        self.validate()
-
-    def validate(self) -> None:
-        """Every section's checks, then the ones that span sections; raises ConfigError."""
-        for name in SECTIONS:
-            try:
-                getattr(self, name).validate()
-            except ValueError as e:
-                raise ConfigError(f"{name}.{e}") from None
+    def __post_init__(self) -> None:
+        """The checks that span sections (each section checked itself when it was built)."""
         p, m = self.parallelism, self.model_config()
         if m.n_heads % p.tp:
             raise ConfigError(f"parallelism.tp: {p.tp} does not divide model.n_heads "
@@ -376,154 +389,20 @@ class TrainConfig:
         from training.schedule import plan_steps
         return sum(plan_steps(self.schedule.train_tokens, seq, ramp))
 
-    # --- loading ---
-    @classmethod
-    def from_dict(cls, data: dict) -> "TrainConfig":
-        """From a mapping of sections (as in a YAML file); every key and value is checked."""
-        if not isinstance(data, dict):
-            raise ConfigError("a training config must be a mapping of sections "
-                              f"({', '.join(SECTIONS)}, seed)")
-        kwargs = {}
-        for key, value in data.items():
-            if key == "seed":
-                kwargs["seed"] = _typed(int, value, "seed")
-                continue
-            if key not in SECTIONS:
-                hint = _section_of(key)
-                raise ConfigError(f"{key}: unknown section" + (
-                    f"; it is a field of '{hint}' (write it under {hint}:)" if hint else
-                    f"; known sections: {', '.join(SECTIONS)}, seed"))
-            kwargs[key] = _section_from_dict(key, SECTIONS[key], value)
-        return cls(**kwargs)
-
+    # --- loading (infra.config) ---
     @classmethod
     def from_settings(cls, settings: dict, base: dict | None = None) -> "TrainConfig":
         """From flat settings, ``{"optimizer.lr": 1e-3, "tp": 2}`` (a bare field name when it
         is unique across sections), applied over ``base`` (a sectioned mapping)."""
-        data = {k: (dict(v) if isinstance(v, dict) and k in SECTIONS else v)
-                for k, v in (base or {}).items()}
-        for key, value in settings.items():
-            section, name = resolve_setting(key)
-            if section is None:
-                data[name] = value
-            else:
-                data.setdefault(section, {})
-                if not isinstance(data[section], dict):
-                    raise ConfigError(f"{section}: must be a mapping")
-                data[section][name] = value
-        return cls.from_dict(data)
+        return build_section(cls, apply_settings(cls, base or {}, settings))
 
     @classmethod
     def from_yaml(cls, path: str | None = None, overrides: list[str] | dict | None = None,
                   ) -> "TrainConfig":
-        data = {}
-        if path:
-            try:
-                with open(path) as f:
-                    data = yaml.safe_load(f) or {}
-            except OSError as e:
-                raise ConfigError(f"config file {path}: {e.strerror}") from None
-            except yaml.YAMLError as e:
-                raise ConfigError(f"config file {path}: not valid YAML ({e})") from None
-            if not isinstance(data, dict):
-                raise ConfigError(f"config file {path}: must be a YAML mapping of sections")
-        return cls.from_settings(parse_overrides(overrides or {}), base=data)
+        """From a YAML file (None: the defaults) with ``--set`` overrides (``"lr=1e-3"``
+        strings, or a mapping of settings)."""
+        settings = overrides if isinstance(overrides, dict) else parse_overrides(overrides or [])
+        return load(cls, path, settings)
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-def _fields(section_cls) -> dict[str, dataclasses.Field]:
-    return {f.name: f for f in dataclasses.fields(section_cls)}
-
-
-def _section_of(name: str) -> str | None:
-    owners = [s for s, c in SECTIONS.items() if name in _fields(c)]
-    return owners[0] if len(owners) == 1 else None
-
-
-def resolve_setting(key: str) -> tuple[str | None, str]:
-    """``"optimizer.lr"`` or ``"lr"`` -> ("optimizer", "lr"); ``"seed"`` -> (None, "seed")."""
-    if key == "seed":
-        return None, "seed"
-    if "." in key:
-        section, _, name = key.partition(".")
-        if section not in SECTIONS:
-            raise ConfigError(f"{key}: unknown section {section!r}; known: {', '.join(SECTIONS)}")
-        if name not in _fields(SECTIONS[section]):
-            raise ConfigError(f"{key}: unknown setting; {section} has "
-                              f"{', '.join(_fields(SECTIONS[section]))}")
-        return section, name
-    owners = [s for s, c in SECTIONS.items() if key in _fields(c)]
-    if not owners:
-        raise ConfigError(f"{key}: unknown setting; write SECTION.FIELD with a section of "
-                          f"{', '.join(SECTIONS)}")
-    if len(owners) > 1:
-        raise ConfigError(f"{key}: ambiguous; write one of "
-                          f"{', '.join(f'{o}.{key}' for o in owners)}")
-    return owners[0], key
-
-
-def _section_from_dict(name: str, section_cls, value):
-    if value is None:
-        value = {}
-    if not isinstance(value, dict):
-        raise ConfigError(f"{name}: must be a mapping of settings, got {value!r}")
-    fields = _fields(section_cls)
-    hints = typing.get_type_hints(section_cls)
-    kwargs = {}
-    for key, v in value.items():
-        if key not in fields:
-            raise ConfigError(f"{name}.{key}: unknown setting; {name} has {', '.join(fields)}")
-        kwargs[key] = _typed(hints[key], v, f"{name}.{key}")
-    return section_cls(**kwargs)
-
-
-def _typed(annotation, value, setting: str):
-    """``value`` checked against ``annotation`` (int, float, bool, str, dict, X | None).
-    YAML reads ``1e-3`` without a dot as a string and ``1e9`` as a float: numeric strings and
-    integral floats are accepted for number fields; anything else of the wrong type is an error."""
-    args = typing.get_args(annotation)
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        (annotation,) = [a for a in args if a is not type(None)]
-    if annotation is bool:
-        if isinstance(value, bool):
-            return value
-    elif annotation in (int, float):
-        if isinstance(value, str):
-            try:
-                value = float(value)
-            except ValueError:
-                raise ConfigError(f"{setting}: expected a number, got {value!r}") from None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if annotation is float:
-                return float(value)
-            if float(value).is_integer():
-                return int(value)
-            raise ConfigError(f"{setting}: expected an integer, got {value!r}")
-    elif annotation is str:
-        if isinstance(value, str):
-            return value
-    elif annotation is dict:
-        if isinstance(value, dict):
-            return dict(value)
-    name = getattr(annotation, "__name__", str(annotation))
-    raise ConfigError(f"{setting}: expected {name}, got {value!r} ({type(value).__name__})")
-
-
-def parse_overrides(overrides: list[str] | dict) -> dict:
-    """``["optimizer.lr=1e-3", "model.overrides={n_layers: 4}"]`` -> dict; values are YAML."""
-    if isinstance(overrides, dict):
-        return dict(overrides)
-    out = {}
-    for item in overrides:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"override {item!r} must look like SECTION.FIELD=VALUE")
-        try:
-            out[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            raise ConfigError(f"{key.strip()}: value {value!r} is not valid YAML") from None
-    return out

@@ -110,12 +110,15 @@ class DistributedSampleLoader:
         self.consumed_samples = int(state["consumed_samples"])
 
 
-def open_manifest(path: str, verify_checksums: bool = True):
-    """Load and verify the blend manifest (shard sha256s, tokenizer) before any compute."""
+def open_manifest(path: str, verify_checksums: bool = True, trust_stamps: bool = False):
+    """Load and verify the blend manifest (shard sha256s, tokenizer) before any compute; with
+    ``trust_stamps`` only shards changed since their verification stamp are hashed."""
     from blending.manifest import load_manifest  # deferred: the model/test code paths don't need it
 
-    log.info("loading manifest %s (verify checksums: %s)", path, verify_checksums)
-    return load_manifest(path, verify_checksums=verify_checksums)
+    log.info("loading manifest %s (verify checksums: %s)", path,
+             ("changed shards only (stamps)" if trust_stamps else "every shard")
+             if verify_checksums else "no")
+    return load_manifest(path, verify_checksums=verify_checksums, trust_stamps=trust_stamps)
 
 
 # --- start-up work done once per node -----------------------------------------------------------

@@ -2,9 +2,14 @@
 
     # one process
     mtnlg train --manifest RUN/manifest.json --config demo --output runs/demo
-    # two data-parallel processes on CPU (gloo); relaunches itself through torchrun
+    # two data-parallel processes on CPU (gloo), started by torch's elastic agent
     mtnlg train --manifest RUN/manifest.json --config demo --nproc 2
-    # on a cluster, let the cluster's torchrun start the ranks (NCCL on GPUs)
+    # a failed rank restarts the workers (up to 3 times); they resume from the newest checkpoint
+    mtnlg train --manifest RUN/manifest.json --config demo --nproc 2 --max-restarts 3
+    # two nodes: the same command on each (c10d rendezvous at HOST:PORT, one job id)
+    mtnlg train --manifest M --config C --nnodes 2 --nproc 8 --rdzv-endpoint HOST:29500 \
+        --rdzv-id $SLURM_JOB_ID --tp 8
+    # or let the cluster's torchrun start the ranks (NCCL on GPUs)
     torchrun --nnodes 280 --nproc-per-node 8 ... -m training.launch --manifest M \
         --config training/configs/mtnlg-530b.yaml
     # memory per device and the meta-device check of the MT-NLG 530B recipe (tp 8 x pp 35 x dp 8)
@@ -13,9 +18,10 @@
 Any setting can be overridden with `--set SECTION.FIELD=VALUE` (value parsed as YAML; a bare
 FIELD when the name is unique, e.g. `--set lr=1e-3`). The config is validated before any
 process starts. A wrong setting, a manifest or checkpoint that fails its checksums, prints one
-line naming the setting or file and exits with status 2. SIGTERM/SIGINT to this launcher are
-forwarded to torchrun (which forwards them to every rank); the ranks checkpoint after the
-current step and the launcher waits for them.
+line naming the setting or file and exits with status 2. A run continues from the newest
+complete, verified checkpoint in OUTPUT/checkpoints (`checkpoint.resume: auto`). SIGTERM/SIGINT
+to this launcher reach every rank through the elastic agent; the ranks checkpoint after the
+current step and the launcher waits for them (`launch.shutdown_timeout_s`).
 """
 
 from __future__ import annotations
@@ -23,8 +29,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import signal
-import subprocess
 import sys
 import warnings
 
@@ -45,12 +49,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dp", type=int, help="data-parallel degree (-1: infer)")
     p.add_argument("--pp", type=int, help="pipeline-parallel degree")
     p.add_argument("--tp", type=int, help="tensor-parallel degree")
-    p.add_argument("--nproc", type=int, default=1,
-                   help="processes to launch on this machine via torchrun (default 1)")
+    p.add_argument("--nproc", "--nproc-per-node", dest="nproc", type=int, default=1,
+                   help="worker processes on this node, started by torch's elastic agent "
+                        "(default 1: train in this process)")
+    p.add_argument("--nnodes", type=int, default=1,
+                   help="nodes in the job; run the same command on every node (default 1)")
+    p.add_argument("--rdzv-endpoint", metavar="HOST:PORT",
+                   help="c10d rendezvous address shared by the nodes (required with --nnodes "
+                        "> 1; the first agent to bind it hosts it)")
+    p.add_argument("--rdzv-id", metavar="ID",
+                   help="job id shared by the nodes' agents (required with --nnodes > 1)")
+    p.add_argument("--max-restarts", type=int,
+                   help="restart the workers up to N times after a failure (sets "
+                        "launch.max_restarts); they resume from the newest verified checkpoint")
+    p.add_argument("--verify-shards", choices=("stamps", "full", "none"),
+                   help="shard checksums before training (sets data.verify_shards): stamps "
+                        "(hash only shards changed since `mtnlg stage`/`blend` verified them), "
+                        "full (hash every shard), none")
     p.add_argument("--steps", type=int, help="optimizer steps (sets schedule.train_steps)")
     p.add_argument("--output", help="output directory (sets logging.output_dir)")
     p.add_argument("--resume", help="checkpoint directory to load before training (verified "
-                                    "against its checksums.json first)")
+                                    "against its checksums.json first; sets checkpoint.resume, "
+                                    "default auto: the run's newest verified checkpoint)")
     p.add_argument("--plan", action="store_true",
                    help="print parameters and memory per device, check the per-rank parameter "
                         "count on the meta device, then exit (no training)")
@@ -61,11 +81,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def resolve_config(args: argparse.Namespace):
-    from training.config import TrainConfig, parse_overrides
+    from infra.config import parse_overrides
+    from training.config import TrainConfig
 
     overrides = parse_overrides(args.overrides)
     for flag, setting in (("dp", "parallelism.dp"), ("pp", "parallelism.pp"),
-                          ("tp", "parallelism.tp"), ("output", "logging.output_dir")):
+                          ("tp", "parallelism.tp"), ("output", "logging.output_dir"),
+                          ("resume", "checkpoint.resume"), ("max_restarts", "launch.max_restarts"),
+                          ("verify_shards", "data.verify_shards")):
         if getattr(args, flag) is not None:
             overrides[setting] = getattr(args, flag)
     if args.steps is not None:
@@ -76,39 +99,18 @@ def resolve_config(args: argparse.Namespace):
     return TrainConfig.from_yaml(path, overrides)
 
 
-def relaunch_with_torchrun(argv: list[str], nproc: int, env: dict | None = None) -> int:
-    """Re-run this command under torchrun with ``nproc`` local processes; SIGTERM and SIGINT
-    are forwarded to torchrun's process group and the launcher waits for it, so every rank
-    gets to checkpoint and nothing is left running."""
-    rest, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-            continue
-        if a == "--nproc":
-            skip = True
-            continue
-        if a.startswith("--nproc="):
-            continue
-        rest.append(a)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc-per-node={nproc}", "-m", "training.launch", *rest]
-    log.info("launching: %s", " ".join(cmd))
-    child = subprocess.Popen(cmd, env=env, start_new_session=True)
+def node_launch(args: argparse.Namespace, cfg):
+    """How this node's workers are started by the elastic agent (checked before any work)."""
+    from infra.config import ConfigError
+    from training.elastic import NodeLaunch
 
-    def forward(signum, frame):
-        log.warning("%s: forwarding to torchrun (pid %d) and waiting for the ranks to "
-                    "checkpoint", signal.Signals(signum).name, child.pid)
-        try:
-            os.killpg(child.pid, signum)
-        except ProcessLookupError:
-            pass
-    previous = {s: signal.signal(s, forward) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return child.wait()
-    finally:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
+        return NodeLaunch(nproc_per_node=args.nproc, nnodes=args.nnodes,
+                          rdzv_endpoint=args.rdzv_endpoint, rdzv_id=args.rdzv_id,
+                          max_restarts=cfg.launch.max_restarts,
+                          shutdown_timeout_s=cfg.launch.shutdown_timeout_s)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def setup_logging() -> None:
@@ -154,27 +156,29 @@ def plan(args: argparse.Namespace) -> int:
 
 
 def preflight(args: argparse.Namespace, cfg) -> dict:
-    """What the `--nproc` launcher checks before torchrun starts any rank: the layout for the
-    world size, the manifest (shard checksums: once for this machine, the ranks then skip the
-    hashing), and the resume checkpoint's checksums. Returns the environment for torchrun."""
+    """What the launcher of a node checks before the agent starts any rank: the layout for the
+    job's world size, the manifest (shard checksums: once for this node, the ranks then skip
+    them), and an explicit resume checkpoint's checksums. Returns the variables to add to the
+    workers' environment."""
     from training.data import VERIFIED_ENV, manifest_fingerprint
     from training.parallelize import ParallelDims
-    from training.config import ConfigError
+    from infra.config import ConfigError
 
     p = cfg.parallelism
     try:
-        dims = ParallelDims(p.dp, p.pp, p.tp, args.nproc)
+        dims = ParallelDims(p.dp, p.pp, p.tp, args.nproc * args.nnodes)
     except ValueError as e:
         raise ConfigError(f"parallelism: {e}") from None
     cfg.check_layout(dims.dp, dims.pp)
-    env = dict(os.environ)
+    env = {}
     from training.trainer import _check_manifest
-    _check_manifest(cfg, args.manifest, cfg.data.verify_checksums)
-    if cfg.data.verify_checksums:
+    _check_manifest(cfg, args.manifest, cfg.data.verify_shards)
+    if cfg.data.verify_shards != "none":
         env[VERIFIED_ENV] = manifest_fingerprint(args.manifest)
-    if args.resume:
+    resume = cfg.checkpoint.resume
+    if resume not in (None, "auto"):
         from training.checkpoint import verify_checkpoint
-        verify_checkpoint(args.resume)
+        verify_checkpoint(resume)
     return env
 
 
@@ -182,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     from blending.manifest import ManifestError
     from training.checkpoint import CheckpointError
     from infra.resources import ResourceError
-    from training.config import ConfigError
+    from infra.config import ConfigError
 
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -208,15 +212,18 @@ def _main(argv: list[str], args: argparse.Namespace) -> int:
     if not args.manifest:
         build_parser().error("--manifest is required (or use --plan)")
     cfg = resolve_config(args)  # validated before any process starts
-    if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
-        return relaunch_with_torchrun(argv, args.nproc, preflight(args, cfg))
+    agent = args.nproc > 1 or args.nnodes > 1 or cfg.launch.max_restarts > 0
+    if agent and "WORLD_SIZE" not in os.environ:
+        # the workers run this same command; they see WORLD_SIZE and train
+        from training.elastic import run_node
+        node = node_launch(args, cfg)
+        return run_node(node, ["-m", "training.launch", *argv], preflight(args, cfg))
 
     from training.trainer import Trainer
 
     try:
         trainer = Trainer.from_manifest(cfg, args.manifest)
-        if args.resume:
-            trainer.load_checkpoint(args.resume)
+        trainer.resume()
         history = trainer.train()
     finally:
         import torch.distributed as dist

@@ -64,20 +64,27 @@ def peak_memory_bytes(device: torch.device) -> int:
 class MetricsLogger:
     """Rank 0's metrics: one JSON object per line in ``metrics.jsonl`` (train steps carry
     ``loss``; evaluations carry ``val_loss``) and, optionally, TensorBoard event files
-    (``train/*``, ``val/*`` scalars by step). A resumed run appends to both."""
+    (``train/*``, ``val/*`` scalars by step). A resumed run appends to both; ``resume_step``
+    first drops what a failed attempt logged after the checkpoint it resumes from (those steps
+    run again), so each step appears once: lines with a larger ``step`` are removed from
+    ``metrics.jsonl`` and TensorBoard purges its events from ``resume_step + 1`` on."""
 
     TB_SCALARS = ("loss", "grad_norm", "lr", "global_batch", "tokens_per_s", "wall_time_s",
                   "tflops_per_device", "mfu")
 
-    def __init__(self, path: str, tensorboard_dir: str | None = None, append: bool = False):
+    def __init__(self, path: str, tensorboard_dir: str | None = None, append: bool = False,
+                 resume_step: int | None = None):
         import os
 
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        if append and resume_step is not None:
+            _drop_rows_after(path, resume_step)
         self.file = open(path, "a" if append else "w")
         self.tb = None
         if tensorboard_dir:
             from torch.utils.tensorboard import SummaryWriter
-            self.tb = SummaryWriter(tensorboard_dir)
+            purge = resume_step + 1 if append and resume_step is not None else None
+            self.tb = SummaryWriter(tensorboard_dir, purge_step=purge)
 
     def log(self, record: dict, prefix: str = "train") -> None:
         import json
@@ -97,3 +104,27 @@ class MetricsLogger:
         self.file.close()
         if self.tb is not None:
             self.tb.close()
+
+
+def _drop_rows_after(path: str, step: int) -> None:
+    """Rewrite a metrics.jsonl without the lines of steps after ``step`` (atomically)."""
+    import json
+    import os
+
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        lines = f.readlines()
+    keep = []
+    for line in lines:
+        try:
+            row_step = json.loads(line).get("step")
+        except (ValueError, AttributeError):
+            continue  # a line cut short by the failure
+        if row_step is None or row_step <= step:
+            keep.append(line if line.endswith("\n") else line + "\n")
+    if len(keep) != len(lines):
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.writelines(keep)
+        os.replace(tmp, path)

@@ -28,10 +28,12 @@ import torch.distributed as dist
 import torch.distributed.checkpoint as dcp
 
 from training import checkpoint as ckpt
-from training.config import ConfigError, TrainConfig
+from infra.config import ConfigError
+from training.config import TrainConfig
 from training.data import (DistributedSampleLoader, StepBatch, build_blended_dataset,
                            manifest_source_names, manifest_tokenizer, once_per_node,
                            open_manifest, verified_by_launcher, verify_manifest_tokenizer)
+from training.elastic import restart_count
 from training.grads import clip_grad_norm_, sync_tied_embedding, tied_embedding_group
 from training.metrics import MetricsLogger, flops_per_token, peak_flops, peak_memory_bytes
 from training.model import GPT, cross_entropy_loss
@@ -99,10 +101,11 @@ class Trainer:
         """Verify the manifest (checksums once per node, tokenizer, vocab) and build the
         blended datasets (train, and valid when the manifest has a split)."""
         init_distributed("cuda" if torch.cuda.is_available() else "cpu")
-        verify = cfg.data.verify_checksums and not verified_by_launcher(manifest_path)
-        if cfg.data.verify_checksums and not verify:
+        mode = cfg.data.verify_shards
+        if mode != "none" and verified_by_launcher(manifest_path):
             log.info("manifest shards verified by the launcher on this machine")
-        once_per_node("manifest checks", lambda: _check_manifest(cfg, manifest_path, verify))
+            mode = "none"
+        once_per_node("manifest checks", lambda: _check_manifest(cfg, manifest_path, mode))
         manifest = open_manifest(manifest_path, verify_checksums=False)
         tokenizer = manifest_tokenizer(manifest)
         check_vocab(cfg, tokenizer)
@@ -351,7 +354,7 @@ class Trainer:
                 if self._agree_to_stop():
                     log.warning("SIGTERM: checkpointing at step %d and stopping", self.step)
                     break
-            if not self._stop_requested:
+            if not self._stop_requested and history:  # (a finished run resumed: nothing new)
                 self._validate(metrics)
         if bar is not None:
             bar.close()
@@ -418,7 +421,8 @@ class Trainer:
             return
         tb = (os.path.join(self.cfg.output_dir, "tensorboard") if self.cfg.logging.tensorboard
               else None)
-        logger = MetricsLogger(self.cfg.metrics_path, tb, append=self.step > 0)
+        logger = MetricsLogger(self.cfg.metrics_path, tb, append=self.step > 0,
+                               resume_step=self.step if self.step > 0 else None)
         try:
             yield logger
         finally:
@@ -460,22 +464,61 @@ class Trainer:
         self._last_saved_step = self.step
         return path
 
-    def load_checkpoint(self, path: str) -> None:
+    def resume(self) -> str | None:
+        """Load the checkpoint this run starts from (``checkpoint.resume``; collective) and
+        return its path, or None when the run starts from scratch. Workers restarted by the
+        elastic agent after a failure always continue from the run's own newest complete,
+        verified checkpoint when there is one, so no sample is skipped or seen twice."""
+        setting = self.cfg.checkpoint.resume
+        restarted = restart_count() > 0
+        if setting == "auto" or restarted:
+            own = os.path.join(self.cfg.output_dir, "checkpoints")
+            path = ckpt.latest_verified_checkpoint(own)
+            if path is not None:
+                log.info("resuming from %s (the newest verified checkpoint of the run%s)", path,
+                         f"; restart {restart_count()} after a failure" if restarted else "")
+                self.load_checkpoint(path, verified=True)
+                return path
+            if setting == "auto":
+                log.info("no complete checkpoint in %s: starting from scratch", own)
+                return None
+        if setting is None:
+            return None
+        self.load_checkpoint(setting)
+        return setting
+
+    def load_checkpoint(self, path: str, verified: bool = False) -> None:
         """Load a checkpoint saved under any (dp, pp, tp) layout, after verifying its checksums
-        (nothing is unpickled before); RNG states come back only when the world size is the
-        same."""
-        log.info("verifying checkpoint %s", path)
-        ckpt.verify_checkpoint(path)
+        (nothing is unpickled before; ``verified``: the caller just did); RNG states come back
+        only when the world size is the same."""
+        if not verified:
+            log.info("verifying checkpoint %s", path)
+            ckpt.verify_checkpoint(path)
         log.info("loading checkpoint %s", path)
         state = self.state_dict()
         ckpt.check_shapes(path, {k: tuple(v.shape) for k, v in state["model"].items()})
         saved = ckpt.read_checkpoint_config(path)
+        if saved.get("_weights_only"):  # imported (training.megatron_export): no optimizer
+            self._load_weights_only(path, state, saved)
+            return
         if saved.get("_world_size") != self.world_size:
             log.info("checkpoint from another layout: RNG states not restored")
             state.pop("rng")
         dcp.load(state, checkpoint_id=path)
         self.load_state_dict(state)
         self._last_saved_step = self.step
+
+    def _load_weights_only(self, path: str, state: dict, saved: dict) -> None:
+        model = {"model": state["model"]}
+        dcp.load(model, checkpoint_id=path)
+        ckpt.load_model_state(self.model_parts, model["model"])
+        train = saved.get("_train") or {}
+        self.step = int(train.get("step", 0))
+        self.consumed_tokens = int(train.get("consumed_tokens", 0))
+        self.loader.load_state_dict({"consumed_samples": int(train.get("consumed_samples", 0))})
+        log.warning("%s holds weights only (%s): step %d, %d samples consumed; AdamW starts "
+                    "with empty moments", path, saved.get("_source", "imported"), self.step,
+                    self.loader.consumed_samples)
 
     def export_hf(self, out_dir: str) -> str | None:
         """Write the final weights as a Hugging Face GPT-2 checkpoint with its tokenizer
@@ -501,10 +544,11 @@ def _valid_samples(cfg: TrainConfig) -> int:
     return cfg.validation.batches * cfg.schedule.global_batch_size
 
 
-def _check_manifest(cfg: TrainConfig, path: str, verify_checksums: bool) -> None:
-    """What a node leader checks before anyone trains: shard sha256s (when asked), sizes and
-    headers, tokenizer file, vocabulary."""
-    manifest = open_manifest(path, verify_checksums=verify_checksums)
+def _check_manifest(cfg: TrainConfig, path: str, verify_shards: str) -> None:
+    """What a node leader checks before anyone trains: shard sha256s (``data.verify_shards``:
+    stamps, full or none), sizes and headers, tokenizer file, vocabulary."""
+    manifest = open_manifest(path, verify_checksums=verify_shards != "none",
+                             trust_stamps=verify_shards == "stamps")
     verify_manifest_tokenizer(manifest)
     tokenizer = manifest_tokenizer(manifest)
     check_vocab(cfg, tokenizer)

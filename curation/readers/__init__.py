@@ -5,9 +5,10 @@ Every reader is ``reader(fileobj, file_name, ..., *, max_doc_bytes=..., id_path=
 ``fileobj`` is a binary file object (as Beam's ``FileSystems.open`` returns with compression
 type UNCOMPRESSED: the readers decompress themselves, by extension) and ``file_name`` is its
 path.  Ids are ``<source>/<id_path>`` plus ``:<line>`` or ``#<record>`` (contract 1): the
-pipeline passes ``id_path``, the file's path relative to the input root
-(``curation.readers.files.id_path``), so ids are unique by construction; without it the base
-name is used (a file read on its own).  Dead-letter locations hold the full ``file_name``.
+pipeline passes ``id_path``, the file's path relative to the input root with ``%``, ``:``,
+``#`` and line-breaking characters percent-escaped (``curation.readers.files.id_path``), so
+ids are unique by construction; without it the escaped base name is used (a file read on its
+own).  Dead-letter locations hold the full ``file_name``.
 Each yielded record counts as one document read, so read = kept + removed + dead-lettered
 holds per file.  What a reader is never given is checked before it opens anything
 (``curation.readers.files.file_problem``: FIFOs, sockets, devices, directories, broken links).

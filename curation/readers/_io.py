@@ -12,6 +12,8 @@ from typing import BinaryIO, Iterator
 
 import zstandard
 
+from curation.readers.files import escape_id_path
+
 # Compressed bytes fed to the decompressor per step.  Small, because zstd/gzip return all the
 # output of a step at once and highly repetitive input can expand by 1000x or more.
 READ_CHUNK = 64 * 1024
@@ -29,6 +31,12 @@ class TruncatedInput(Exception):
 def base_name(file_name: str) -> str:
     """Base name of a local path or URL (``gs://b/x/y.jsonl.zst`` -> ``y.jsonl.zst``)."""
     return os.path.basename(file_name.rstrip("/"))
+
+
+def id_name(file_name: str, id_path: str | None) -> str:
+    """The middle of a reader's document ids: ``id_path`` as the pipeline passes it (already
+    escaped, ``curation.readers.files.id_path``), else the file's escaped base name."""
+    return escape_id_path(base_name(file_name)) if id_path is None else id_path
 
 
 def _member_chunks(fileobj: BinaryIO, new_decompressor, unit: str) -> Iterator[bytes]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import BinaryIO, Iterator
 
 from curation.document import DeadLetter, Document, Removal, has_lone_surrogate
-from curation.readers._io import DEFAULT_MAX_DOC_BYTES, base_name, printable_excerpt
+from curation.readers._io import DEFAULT_MAX_DOC_BYTES, id_name, printable_excerpt
 
 # Codec by byte order mark; the "-sig"/plain 16/32 codecs consume the mark themselves.
 _BOMS = ((b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe\x00\x00", "utf-32"),
@@ -24,7 +24,7 @@ def read_cc_stories(
     order mark, or UTF-16/32 with one; anything else that is not valid UTF-8 is a dead letter.
     An empty or whitespace-only file is removed as ``empty_document``; a file over
     ``max_doc_bytes`` is removed as ``too_large``."""
-    doc_id = f"{source}/{base_name(file_name) if id_path is None else id_path}"
+    doc_id = f"{source}/{id_name(file_name, id_path)}"
     try:
         data = fileobj.read(max_doc_bytes + 1)
         size = len(data)

@@ -5,8 +5,11 @@
   symlink has nothing to read), or ``None``.  Remote URLs (``gs://``, ``s3://``) are left to
   their filesystem: object stores hold only objects.
 - ``id_path(path, root)``: the path relative to the input root, the middle of every document
-  id ``<source>/<id path>:<record>`` (contract 1, docs/run-layout.md).  Two different files
-  never share an id path, so ids are unique by construction.
+  id ``<source>/<id path>:<record>`` (contract 1, docs/run-layout.md), spelled by
+  ``escape_id_path``: the characters that end or delimit an id (``:`` and ``#`` before a record
+  number, line breaks in a takedown request) are percent-escaped, so two different files never
+  share an id path and no id path can be mistaken for another file's id plus a record number:
+  ids are unique by construction.
 - ``file_identity(path)``: the same file reached through two paths (symlink, hard link,
   ``a/../a/x``) has one identity, for the planner's duplicate check.
 """
@@ -65,15 +68,41 @@ def file_problem(path: str) -> str | None:
 
 
 def id_path(path: str, root: str | None) -> str:
-    """``path`` relative to ``root`` with ``/`` separators; a path outside the root (or with no
-    root) keeps its full form, so two files never get the same id path.  Bytes of a local file
-    name that are not UTF-8 are spelled ``\\xNN`` so the id stays encodable (the planner
-    refuses the freak case where that spelling collides with another file's name)."""
-    rel = _relative(path, root)
-    try:
-        return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # a surrogate that is not an escaped byte
-        return rel.encode("utf-8", "backslashreplace").decode("utf-8")
+    """``path`` relative to ``root`` with ``/`` separators, spelled by ``escape_id_path``; a
+    path outside the root (or with no root) keeps its full form, so two files never get the
+    same id path."""
+    return escape_id_path(_relative(path, root))
+
+
+# Percent-escaped in id paths: "%" (so every escape reads back one way), ":" and "#" (they
+# separate an id path from a record number), and what would break an id across lines or blur its
+# end in a one-id-a-line request file: C0/C1 controls and DEL, whitespace other than " ", and a
+# trailing " ".  Everything else, spaces and non-ASCII letters included, stays as it is.
+_ID_RESERVED = frozenset("%:#")
+
+
+def _needs_escape(c: str) -> bool:
+    o = ord(c)
+    return c in _ID_RESERVED or o < 0x20 or 0x7F <= o <= 0x9F or (c.isspace() and c != " ")
+
+
+def escape_id_path(name: str) -> str:
+    """``name`` as it appears in document ids: reserved characters (above) and bytes of a local
+    file name that are not UTF-8 (Python's surrogate escapes) become ``%XX`` per UTF-8 byte
+    (``a.jsonl:0`` -> ``a.jsonl%3A0``, byte 0xff -> ``%FF``).  Injective: ``%`` itself is
+    escaped, so percent-decoding gives the name back."""
+    out = []
+    last = len(name) - 1
+    for i, c in enumerate(name):
+        if "\udc80" <= c <= "\udcff":  # an undecodable file-name byte (surrogateescape)
+            out.append(f"%{ord(c) - 0xDC00:02X}")
+        elif "\ud800" <= c <= "\udfff":  # any other lone surrogate: its code point's bytes
+            out.append("".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass")))
+        elif _needs_escape(c) or (c == " " and i == last):
+            out.append("".join(f"%{b:02X}" for b in c.encode("utf-8")))
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def _relative(path: str, root: str | None) -> str:

@@ -6,20 +6,23 @@ one final ``DeadLetter`` covering the rest of the file.  Blank lines are not doc
 A UTF-8 byte order mark before the first record is skipped (editors on Windows write one); a
 file that starts with a UTF-16/UTF-32 mark is one dead letter (JSON Lines is UTF-8: RFC 8259).
 Metadata must stay JSON-like and shallow (``curation.document.value_problem``): a record with
-``meta`` nested 800 levels deep is a dead letter here, not a crash of the pickler downstream.
+``meta`` nested 800 levels deep is a dead letter here, not a crash of the pickler downstream;
+so is a line holding an integer longer than Python converts (4,300 digits by default): only
+that line, never the rest of the file.
 """
 from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any, BinaryIO, Callable, Iterator
 
 from curation.document import DeadLetter, Document, Removal, has_lone_surrogate, value_problem
 from curation.readers._io import (
     DEFAULT_MAX_DOC_BYTES,
     Line,
-    base_name,
     decompressed_chunks,
+    id_name,
     printable_excerpt,
     split_lines,
 )
@@ -74,6 +77,18 @@ def _owned_lines(items: Iterator[Line | DeadLetter],
         yield item if isinstance(item, DeadLetter) or owned(number) else None
 
 
+class _NumberTooLong(ValueError):
+    """A JSON integer longer than Python converts (``sys.get_int_max_str_digits()``)."""
+
+
+def _bounded_int(digits: str) -> int:
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits.lstrip("-")) > limit:  # int() would raise mid-parse; name it here
+        raise _NumberTooLong(f"an integer of {len(digits.lstrip('-'))} digits (Python converts "
+                             f"at most {limit})")
+    return int(digits)
+
+
 def _parse_object(line: Line, source: str | Callable[[], str], file_name: str,
                   source_of: Callable[[dict], str] | None = None) -> dict[str, Any] | DeadLetter:
     """Strict UTF-8 + JSON object, or a DeadLetter saying why not (charged to ``source``, or,
@@ -87,8 +102,8 @@ def _parse_object(line: Line, source: str | Callable[[], str], file_name: str,
     except UnicodeDecodeError as exc:
         return dead(location, f"invalid_utf8: {exc}", printable_excerpt(line.data))
     try:
-        obj = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        obj = json.loads(raw, parse_int=_bounded_int)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, _NumberTooLong
         return dead(location, f"invalid_json: {exc}", raw[:2000])
     if not isinstance(obj, dict):
         return dead(location, f"invalid_json: expected an object, got {type(obj).__name__}", raw[:2000])
@@ -165,7 +180,7 @@ def read_pile(
     unparsed (a slice of the file reads all its lines but parses only its own share).
     """
     mapping = PILE_SUBSET_TO_SOURCE if subset_to_source is None else subset_to_source
-    name = base_name(file_name) if id_path is None else id_path
+    name = id_name(file_name, id_path)
     for line in _owned_lines(_json_lines(fileobj, file_name, max_doc_bytes, PILE_UNUSED_SOURCE), owned):
         if line is None or isinstance(line, DeadLetter):
             yield line
@@ -209,7 +224,7 @@ def read_realnews(
     """RealNews JSONL (Zellers et al. 2019): text = title + blank line + text, url = url_used,
     meta keeps domain, publish_date, authors, split and warc_date.
     Ids are ``<source>/<id_path>:<line>`` (``id_path`` and ``owned`` as for ``read_pile``)."""
-    name = base_name(file_name) if id_path is None else id_path
+    name = id_name(file_name, id_path)
     for line in _owned_lines(_json_lines(fileobj, file_name, max_doc_bytes, source), owned):
         if line is None or isinstance(line, DeadLetter):
             yield line

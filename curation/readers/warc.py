@@ -32,15 +32,18 @@ stay the same as a whole-file read.
 from __future__ import annotations
 
 import io
+import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import BinaryIO, Iterator
 
 from curation.document import DeadLetter, Document, Removal
-from curation.readers._io import DEFAULT_MAX_DOC_BYTES, base_name, printable_excerpt
-from curation.readers.warc_records import WarcEntry, warc_entries
+from curation.readers._io import DEFAULT_MAX_DOC_BYTES, id_name, printable_excerpt
+from curation.readers.http_body import http_body
+from curation.readers.warc_records import WarcEntry, one_gzip_member, warc_entries
 
+log = logging.getLogger(__name__)
 Record = Document | Removal | DeadLetter
 EXTRACTORS = ("justext", "resiliparse")
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
@@ -188,7 +191,7 @@ def _response(record, doc_id: str, source: str, location: str, extractor: str, m
     mime = content_type.split(";")[0].strip().lower()
     if mime and mime not in _HTML_TYPES:
         return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "non_html_payload", {"content_type": mime})
-    payload, size = _read_bounded(record.content_stream(), max_doc_bytes)
+    payload, size = _read_bounded(http_body(record), max_doc_bytes)
     if size > max_doc_bytes:
         return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "too_large",
                        {"bytes": size, "max_doc_bytes": max_doc_bytes})
@@ -243,6 +246,11 @@ def plan_warc_ranges(fileobj: BinaryIO, file_name: str, records_per_range: int) 
     """
     if records_per_range < 1:
         raise ValueError(f"records_per_range must be >= 1, got {records_per_range}")
+    if one_gzip_member(fileobj, file_name):
+        log.warning("%s is compressed as ONE gzip member (as `gzip file.warc` writes): it cannot "
+                    "be split, so one worker reads all of it; `warcio recompress` writes a "
+                    "splittable copy (one member per record)", file_name)
+        return [WarcRange(file_name, 0, 0, None)]
     starts: list[tuple[int, int]] = [(0, 0)]  # (offset, first entry) of each range
     try:
         for e in warc_entries(fileobj, file_name, keep=0):
@@ -282,7 +290,7 @@ def read_warc(
     relative to the input root, used in ids (default: the base name)."""
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r} (setting 'extractor'); expected one of {EXTRACTORS}")
-    name = base_name(file_name) if id_path is None else id_path
+    name = id_name(file_name, id_path)
     stop = None if max_records is None else first_record + max_records
     for e in warc_entries(fileobj, file_name, fileobj.tell(), first_record, keep=max_doc_bytes):
         if stop is not None and e.number >= stop:

@@ -1,7 +1,9 @@
 """The numbered units of a WARC file, surviving damage: records, and damaged spans between them.
 
-``warc_entries(fileobj, offset, number)`` walks a WARC (gzip per record, or plain) with
-warcio and yields one ``WarcEntry`` per unit, each with its number (``#k`` in ids):
+``warc_entries(fileobj, offset, number)`` walks a WARC (gzip per record, or plain; a file
+compressed whole as one gzip member is walked front to back through its decompressed bytes) with
+warcio (its internals through ``infra.compat.warcio``) and yields one ``WarcEntry`` per unit,
+each with its number (``#k`` in ids):
 
 - a record: its parsed headers, its block read (up to ``keep`` bytes kept), and what is wrong
   with its framing: ``missing`` bytes (the file ends before its Content-Length) or
@@ -18,12 +20,13 @@ record's block makes that record the damaged span (same number whoever reads it)
 """
 from __future__ import annotations
 
+import io
 import re
 import zlib
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Iterator
 
-from warcio.archiveiterator import WARCIterator
+from infra.compat import warcio as warcio_compat
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 SCAN_CHUNK = 1 << 20
@@ -54,6 +57,102 @@ def is_gzip(fileobj: BinaryIO, file_name: str) -> bool:
     head = fileobj.read(3)
     fileobj.seek(pos)
     return head == GZIP_MAGIC
+
+
+_CONTENT_LENGTH_RE = re.compile(rb"\r\ncontent-length:[ \t]*(\d+)[ \t]*\r\n", re.I)
+MAX_FIRST_HEADER = 1 << 20  # a first record whose header is longer is not examined
+
+
+def _first_record_end(head: bytes) -> int | None:
+    """Where the first record of decompressed ``head`` ends (after its block, before the two
+    line ends that close it); None while its header is incomplete; -1 when it cannot parse."""
+    if not _WARC_LINE_RE.match(head):
+        return -1 if len(head) >= 16 else None
+    end = head.find(b"\r\n\r\n")
+    if end < 0:
+        return -1 if len(head) > MAX_FIRST_HEADER else None
+    m = _CONTENT_LENGTH_RE.search(head, 0, end + 2)
+    return end + 4 + int(m.group(1)) if m else -1
+
+
+def one_gzip_member(fileobj: BinaryIO, file_name: str) -> bool:
+    """Whether a gzip WARC's first member holds more than its first record: the file was
+    compressed whole (``gzip file.warc`` writes ONE member), so it has no record boundaries to
+    seek to and is read in one sequential pass (``warc_entries`` does so by itself).
+    Decompresses only until the first record has ended; the position is left unchanged."""
+    if not is_gzip(fileobj, file_name):
+        return False
+    pos = fileobj.tell()
+    try:
+        fileobj.seek(0)
+        d = zlib.decompressobj(zlib.MAX_WBITS | 16)
+        head, after, total, end = bytearray(), bytearray(), 0, None
+        while not d.eof:
+            data = d.unconsumed_tail or fileobj.read(SCAN_CHUNK)
+            if not data:
+                return False  # the first member is cut: damage, which the walk reports
+            out = d.decompress(data, SCAN_CHUNK)
+            if end is None:
+                head += out
+                end = _first_record_end(bytes(head))
+                if end == -1:
+                    return False  # not a WARC record: damage, which the walk reports
+            if end is not None:  # collect the member's bytes after the record's end
+                head = bytearray()
+                lo, hi = max(end, total), min(end + 64, total + len(out))
+                if hi > lo:
+                    after += out[lo - total:hi - total]
+                if after.lstrip(b"\r\n"):
+                    return True
+            total += len(out)
+        return False
+    except (zlib.error, OSError):
+        return False
+    finally:
+        fileobj.seek(pos)
+
+
+class _OneMemberStream:
+    """The decompressed bytes of a whole-file gzip, read front to back.  It cannot seek
+    (``warc_entries`` then stops at the first damage instead of resynchronising).  A cut or
+    corrupt stream raises only once the bytes before the damage have been read, and never as
+    ``EOFError``, which warcio takes for a clean end of the file."""
+
+    def __init__(self, fileobj: BinaryIO) -> None:
+        from curation.readers._io import decompressed_chunks
+
+        fileobj.seek(0)
+        self._chunks = decompressed_chunks(fileobj, ".gz")
+        self._buf, self._pos, self._error = bytearray(), 0, None
+
+    def read(self, size: int = -1) -> bytes:
+        while self._error is None and (size < 0 or len(self._buf) < size):
+            try:
+                chunk = next(self._chunks, None)
+            except Exception as exc:  # noqa: BLE001 - raised once the good bytes are read
+                self._error = exc
+                break
+            if chunk is None:
+                break
+            self._buf += chunk
+        if not self._buf and self._error is not None and size != 0:
+            raise self._error
+        n = len(self._buf) if size < 0 else min(size, len(self._buf))
+        data = bytes(self._buf[:n])
+        del self._buf[:n]
+        self._pos += n
+        return data
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seekable(self) -> bool:
+        return False
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        if whence == 0 and pos == self._pos:
+            return pos
+        raise io.UnsupportedOperation("a whole-file gzip is read front to back")
 
 
 def parsable_header(head: bytes) -> bool:
@@ -130,14 +229,6 @@ def resync(fileobj: BinaryIO, start: int, gz: bool) -> int | None:
         tail, pos = buf[-(len(magic) - 1):], pos + len(chunk)
 
 
-class _WarcIterator(WARCIterator):
-    """WARC only: an iterator started fresh on damaged bytes must fail exactly as a running one
-    does, so it may not fall back to guessing the ARC format (random bytes can parse as an ARC
-    header line).  warcio's warning per bad Content-Length is silenced: it is a dead letter."""
-
-    INC_RECORD = ""
-
-
 def _read_block(stream, keep: int) -> tuple[bytes, int]:
     """The block (kept if at most ``keep`` bytes) and its size; the stream is read to its end."""
     data = stream.read(keep + 1)
@@ -158,43 +249,57 @@ def warc_entries(fileobj: BinaryIO, file_name: str, offset: int = 0, number: int
                  keep: int = 32 * 1024 * 1024) -> Iterator[WarcEntry]:
     """Every record and damaged span from ``offset`` (a record boundary) to the end of the
     file, numbered from ``number``.  ``fileobj`` must be seekable to resynchronise; when it is
-    not, the first damage runs to the end of the file."""
+    not, the first damage runs to the end of the file.  A whole-file gzip
+    (``one_gzip_member``) is read front to back through its decompressed bytes (offsets are
+    then positions in those), and a damage in it runs to the end of the file."""
+    if offset == 0 and number == 0 and one_gzip_member(fileobj, file_name):
+        for e in _walk(_OneMemberStream(fileobj), False, False, 0, 0, keep):
+            if e.damage is not None:
+                e.damage += ("; the file is one gzip member (offsets are in its decompressed "
+                             "bytes): nothing after the damage can be found")
+            yield e
+        return
     gz = is_gzip(fileobj, file_name)
     seekable = getattr(fileobj, "seekable", lambda: False)()
+    yield from _walk(fileobj, gz, seekable, offset, number, keep)
+
+
+def _walk(fileobj, gz: bool, seekable: bool, offset: int, number: int,
+          keep: int) -> Iterator[WarcEntry]:
     pos = offset
     while pos is not None:
         fileobj.seek(pos)
-        it = _WarcIterator(fileobj, check_digests=False)
+        it = warcio_compat.warc_iterator(fileobj)
         records = iter(it)
         pending: WarcEntry | None = None  # yielded once the next record shows its framing
         failure: tuple[int, BaseException] | None = None
         while True:
-            errors = it.err_count
+            errors = warcio_compat.framing_errors(it)
             try:
                 record = next(records)
             except StopIteration:
                 break
             except Exception as exc:  # noqa: BLE001 - damaged bytes: resynchronise below
-                if pending is not None and it.err_count > errors:
+                if pending is not None and warcio_compat.framing_errors(it) > errors:
                     pending.overrun = True
-                if pending is not None and it.offset <= pending.offset:
+                if pending is not None and warcio_compat.record_offset(it) <= pending.offset:
                     failure, pending = (pending.offset, exc), None  # the failure is in its block
                 else:
-                    failure = (it.offset, exc)
+                    failure = (warcio_compat.record_offset(it), exc)
                 break
             if pending is not None:
-                pending.overrun = it.err_count > errors
+                pending.overrun = warcio_compat.framing_errors(it) > errors
                 yield pending
                 number += 1
                 pending = None
-            start = it.offset
+            start = warcio_compat.record_offset(it)
             try:
                 block, size = _read_block(record.raw_stream, keep)
             except Exception as exc:  # noqa: BLE001 - the block itself is damaged
                 failure = (start, exc)
                 break
             pending = WarcEntry(number, start, record, block, size,
-                                missing=max(0, getattr(record.raw_stream, "limit", 0) or 0))
+                                missing=warcio_compat.unread_bytes(record.raw_stream))
         if pending is not None:
             yield pending
             number += 1

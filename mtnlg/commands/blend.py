@@ -16,7 +16,8 @@ import sys
 
 from blending.build import build_manifest
 from blending.manifest import Manifest, ManifestError, megatron_data_path
-from blending.spec import BlendSpecError, load_blend_spec, plan_table
+from blending.spec import load_blend_spec, plan_table
+from infra.config import ConfigError
 from infra.resources import config_path
 
 
@@ -103,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
             print("error: --output is required unless --plan is given", file=sys.stderr)
             return 2
         manifest = build_manifest(spec, args.run, args.output, epoch_cap=args.epoch_cap)
-    except (BlendSpecError, ManifestError, FileNotFoundError) as e:
+    except ConfigError as e:  # names the spec's setting, or the flag
+        print(f"error: blend spec: {e}", file=sys.stderr)
+        return 1
+    except (ManifestError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     print(summary_table(manifest))

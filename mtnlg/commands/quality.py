@@ -21,8 +21,9 @@ from curation.quality import QualityModelError, QualityScorer
 from infra.hashing import file_sha256
 from curation.quality_eval import binary_metrics, histogram_rows
 from infra.resources import ResourceError, config_path
-from curation.quality_train import (TrainConfigError, build_examples, load_train_config,
-                                    model_card, read_heldout, train_model, write_heldout)
+from curation.quality_train import (build_examples, load_train_config, model_card, read_heldout,
+                                    train_model, write_heldout)
+from infra.config import ConfigError
 
 MODEL, HELDOUT, CARD, CARD_MD = "model.bin", "heldout.jsonl.gz", "model_card.json", "MODEL_CARD.md"
 
@@ -37,7 +38,7 @@ def train(config: str, output: str, input_root: str | None = None) -> dict:
     try:
         config = config_path("quality", config)  # a shipped name (demo) or a path
     except ResourceError as e:
-        raise TrainConfigError(str(e)) from None
+        raise ConfigError(str(e)) from None
     cfg = load_train_config(config, input_root)
     split, data = build_examples(cfg)
     os.makedirs(output, exist_ok=True)
@@ -88,7 +89,7 @@ def eval_command(model: str, heldout: str | None, run: str | None, threshold: fl
     folder = os.path.dirname(os.path.abspath(model))
     heldout = heldout or os.path.join(folder, HELDOUT)
     if not os.path.exists(heldout):
-        raise TrainConfigError(f"--heldout: {heldout!r} does not exist")
+        raise ConfigError(f"--heldout: {heldout!r} does not exist")
     metrics = evaluate(model, read_heldout(heldout), threshold)
     card_path = os.path.join(folder, CARD)
     if os.path.exists(card_path):  # keep the card's metrics in step with the latest evaluation
@@ -144,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"examples={m['examples']} precision={m['precision']:.3f} recall={m['recall']:.3f} "
                   f"f1={m['f1']:.3f} roc_auc={m['roc_auc']:.3f}")
             print("\n".join(histogram_text(m)))
-    except (TrainConfigError, QualityModelError) as e:
+    except (ConfigError, QualityModelError) as e:
         print(f"mtnlg quality {args.command}: {e}", file=sys.stderr)
         return 2
     return 0

@@ -12,7 +12,7 @@ from typing import Any
 
 from curation.document import STAGES
 
-from . import panels, panels_dedup, panels_takedown
+from . import panels, panels_dedup, panels_takedown, rethreshold
 from .assets import CSS, JS
 from .charts import build_charts
 from .htmlkit import esc, json_script
@@ -27,12 +27,14 @@ PANELS = (
     ("tokens", "Tokens per source", lambda r: panels.tokens(r["runs"], r["charts"], r["manifest"])),
     ("quality", "Quality scores", lambda r: panels.histogram_panel(
         r["runs"], r["charts"], [("quality", "Quality-score histograms (kept vs removed)")])),
+    ("rethreshold", "Re-threshold filters", lambda r: rethreshold.panel(r["runs"])),
     ("languages", "Languages", lambda r: panels.languages(r["runs"], r["charts"])),
     ("lengths", "Document lengths", lambda r: panels.histogram_panel(
         r["runs"], r["charts"], [("length_chars", "Characters per document"),
                                  ("length_words", "Words per document")])),
     ("dedup", "Duplicates", lambda r: panels_dedup.dedup(r["runs"], r["charts"])),
     ("contamination", "Contamination", lambda r: panels_dedup.contamination(r["runs"], r["charts"])),
+    ("pii", "Personal data", lambda r: rethreshold.pii_panel(r["runs"])),
     ("samples", "Sample documents", lambda r: panels.samples(r["runs"])),
 )
 # Shown only when the panel function returns HTML (None: the runs have nothing to show).
@@ -82,8 +84,8 @@ def render_html(report: dict[str, Any]) -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>"
+        f"<title>{esc(title)}</title><style>{CSS}{rethreshold.CSS}</style></head><body>"
         f"<header><h1>{esc(title)}</h1><div class=\"runs\">{run_line}</div></header>"
         f"<nav>{nav}</nav><main>{sections}</main>"
-        f"{json_script('dashboard-data', report)}<script>{JS}</script></body></html>\n"
+        f"{json_script('dashboard-data', report)}<script>{JS}\n{rethreshold.JS}</script></body></html>\n"
     )

@@ -13,12 +13,14 @@ import random
 from datetime import datetime
 from typing import Any
 
-from . import html_page, planting
+from . import html_page, low_quality, pii_planted, planting
 from .plan import Plan, PlannedDoc, make_plan
 from .sources import CC_SLUGS, PILE_SLUGS, SLUG_TO_NAME, SOURCE_SLUGS, UNUSED_PILE_SLUG
 from .writers import WarcBuilder, truncated_zstd, write_bytes, zstd_bytes
 
 DEFAULT_DOCS = 800
+PII_SHARE = 0.3
+"""Share of the clean RealNews articles that end with a contact line (e-mail, phone, IP)."""
 FORMAT_VERSION = 1
 UNATTRIBUTED_PILE = "pile"  # bucket for Pile lines whose subset cannot be read (malformed)
 SNAPSHOT_START = {"cc_2020_50": datetime(2020, 11, 23, 15, 0, 0), "cc_2021_04": datetime(2021, 1, 15, 9, 0, 0)}
@@ -37,6 +39,7 @@ class _Writer:
         self.out = out_dir
         self.seed = seed
         self.malformed: list[dict[str, Any]] = []
+        self.pii: list[dict[str, Any]] = []
 
     def rng(self, name: str) -> random.Random:
         return random.Random(f"{self.seed}/{name}")
@@ -74,6 +77,12 @@ class _Writer:
     def realnews(self, docs: list[PlannedDoc]) -> None:
         rng = self.rng("realnews")
         rng.shuffle(docs)
+        contact = self.rng("pii")  # its own stream: the other files do not change
+        for d in docs:
+            if d.category == "clean" and contact.random() < PII_SHARE:
+                line, kinds = pii_planted.contact_line(contact)
+                d.text += "\n\n" + line
+                self.pii.append({"id": None, "doc": d, "kinds": kinds})
         for f, part in enumerate(_chunks(docs, max(2, len(docs) // 20000))):
             name = f"realnews-{f:05d}.jsonl"
             lines: list[bytes] = []
@@ -111,8 +120,15 @@ class _Writer:
             warc = WarcBuilder(name, snapshot, SNAPSHOT_START[slug], rng)
             for d in part:
                 page_rng = random.Random(d.render_seed)
-                page = html_page.make_page(page_rng, d.render_seed, d.title, d.text)
-                k = warc.add_page(page.url, html_page.render(page, page_rng), page.content_type)
+                if d.category == "low_quality":  # its own kind of site, not a news site
+                    lq = d.detail["page"]
+                    page = html_page.make_page(page_rng, d.render_seed, d.title, d.text, site=lq.site)
+                    main = html_page.blocks_html(lq.blocks, low_quality.CSS_CLASS.get(lq.kind, "content"))
+                    payload = html_page.render(page, page_rng, main_html=main, style=lq.style)
+                else:
+                    page = html_page.make_page(page_rng, d.render_seed, d.title, d.text)
+                    payload = html_page.render(page, page_rng)
+                k = warc.add_page(page.url, payload, page.content_type)
                 d.id = f"{slug}/common_crawl/{snapshot}/{name}#{k}"
             if f == len(files) - 1:  # the crawler died mid-write: the last record is cut short
                 page = html_page.make_page(rng, 0, "Daily offers", planting.spam("repeated_lines", rng))
@@ -156,12 +172,14 @@ def _ground_truth(plan: Plan, w: _Writer, docs: int, seed: int, tasks: dict) -> 
         "near_duplicates": [{"a": a.id, "b": b.id, "jaccard": round(j, 6), "target": t}
                             for a, b, j, t in plan.near_pairs],
         "spam": [{"id": d.id, "kind": d.detail["kind"]} for d in cat("spam")],
+        "low_quality": [{"id": d.id, "kind": d.detail["kind"]} for d in cat("low_quality")],
         "non_english": [{"id": d.id, "lang": d.detail["lang"]} for d in cat("non_english")],
         "contaminated": [{"id": d.id, "task": d.detail["task"], "passage": d.detail["passage"]}
                          for d in cat("contaminated")],
         "too_short": [{"id": d.id, "words": len(d.text.split())} for d in cat("too_short")],
         "malformed": w.malformed,
         "clean": [d.id for d in cat("clean")],
+        "pii": [{"id": p["doc"].id, "kinds": p["kinds"]} for p in w.pii],
         "primary": dict(sorted(primary.items())),
     }
 

@@ -2,7 +2,9 @@
 
 Navigation menus, cookie banners, ads, "related posts" sidebars and footers surround the
 article, so text extraction (jusText) has real work to do.  A few charsets are used, declared
-in the HTTP header, the ``<meta>`` tag, both or neither, as on the real web.
+in the HTTP header, the ``<meta>`` tag, both or neither, as on the real web.  The planted
+low-quality pages (``low_quality.py``) bring their own main block and the thinner chrome of
+their kind of site (shop, marketplace, business, directory, content farm) or none at all.
 """
 from __future__ import annotations
 
@@ -35,8 +37,9 @@ class Page:
         return "text/html"
 
 
-def make_page(rng: random.Random, index: int, title: str, body: str) -> Page:
-    site = rng.choice(SITES)
+def make_page(rng: random.Random, index: int, title: str, body: str, site: str | None = None) -> Page:
+    """A page of one of the news ``SITES`` (or of ``site``, a slug such as ``ace-deals``)."""
+    site = site or rng.choice(SITES)
     charset, declared = rng.choices(CHARSETS, weights=(10, 3, 3, 2, 2, 2))[0]
     # URLs must be ASCII (WARC headers are): keep ASCII letters and digits of the title.
     words = ("".join(c for c in w.lower() if c.isascii() and c.isalnum()) for w in title.split()[:6])
@@ -77,8 +80,55 @@ def _footer(rng: random.Random, site: str) -> str:
             '<a href="/advertise">Advertise with us</a></p></footer>')
 
 
-def render(page: Page, rng: random.Random) -> bytes:
-    """The HTML document encoded in the page's charset (unencodable characters as references)."""
+def blocks_html(blocks, css_class: str) -> str:
+    """The main content of a low-quality page (``low_quality.Block`` list) as HTML: consecutive
+    list items form one ``<ul>``, consecutive table rows one ``<table>``."""
+    out, run_tag = [], None
+    closers = {"li": "</ul>", "tr": "</table>"}
+    for b in blocks:
+        if run_tag and b.tag != run_tag:
+            out.append(closers[run_tag])
+            run_tag = None
+        text = html.escape(b.text)
+        if b.tag in closers and run_tag is None:
+            out.append("<ul>" if b.tag == "li" else '<table class="specs">')
+            run_tag = b.tag
+        if b.tag == "li":
+            out.append(f"<li>{text}</li>")
+        elif b.tag == "tr":
+            key, _, value = b.text.partition(": ")
+            out.append(f"<tr><th>{html.escape(key)}</th><td>{html.escape(value)}</td></tr>")
+        elif b.tag == "link":
+            rest = html.escape(b.text[len(b.anchor):])
+            out.append(f'<p class="entry"><a href="{html.escape(b.href)}">{html.escape(b.anchor)}</a>{rest}</p>')
+        elif b.tag == "button":
+            out.append(f'<button type="button">{text}</button>')
+        else:
+            out.append(f"<{b.tag}>{text}</{b.tag}>")
+    if run_tag:
+        out.append(closers[run_tag])
+    return f'<div class="{css_class}">' + "".join(out) + "</div>"
+
+
+def _thin_chrome(rng: random.Random, site: str, style: str) -> tuple[str, str]:
+    """Header and footer of a low-quality site of ``style`` (``low_quality_lexicon.SITE_STYLES``)."""
+    from .low_quality_lexicon import SITE_STYLES
+
+    menu, footer = SITE_STYLES[style]
+    name = html.escape(site.replace("-", " ").title())
+    links = "".join(f'<a href="/{i.lower().replace(" ", "-")}">{html.escape(i)}</a>'
+                    for i in rng.sample(menu, rng.randint(5, 8)))
+    notes = " | ".join(html.escape(i) for i in rng.sample(footer, rng.randint(3, 5)))
+    return (f'<div class="top"><a class="brand" href="/">{name}</a><div class="menu">{links}</div></div>',
+            f'<div class="bottom"><p>{notes}</p><p>&copy; {rng.randint(2010, 2020)} {name}</p></div>')
+
+
+def render(page: Page, rng: random.Random, main_html: str | None = None, style: str = "news") -> bytes:
+    """The HTML document encoded in the page's charset (unencodable characters as references).
+
+    ``main_html`` replaces the article (``blocks_html`` of a low-quality page). ``style`` is the
+    site's chrome: ``news`` (cookie banner, menu, sidebar, footer: every article page), ``bare``
+    (none: a page that is nothing but its main block) or a ``SITE_STYLES`` name."""
     meta = ""
     if page.declared in ("both", "meta"):
         meta = f'<meta http-equiv="Content-Type" content="text/html; charset={page.charset}">'
@@ -86,9 +136,17 @@ def render(page: Page, rng: random.Random) -> bytes:
     article = (f'<article><h1>{html.escape(page.title)}</h1><p class="byline">By Staff Reporter</p>'
                f'{paras}<div class="share">Share this: Facebook Twitter Email</div></article>'
                if page.body else "")
+    if main_html is not None:
+        article = main_html
+    if style == "news":
+        body = f"{_cookie_banner()}{_nav(rng, page.site)}<main>{article}{_sidebar(rng)}</main>{_footer(rng, page.site)}"
+    elif style == "bare":
+        body = f"<main>{article}</main>"
+    else:
+        header, footer = _thin_chrome(rng, page.site, style)
+        body = f"{header}<main>{article}</main>{footer}"
     doc = (f"<!DOCTYPE html>\n<html lang=\"en\"><head>{meta}<title>{html.escape(page.title)}</title>"
            '<script>window.dataLayer=window.dataLayer||[];</script>'
            '<link rel="stylesheet" href="/static/site.css"></head>\n<body>'
-           f"{_cookie_banner()}{_nav(rng, page.site)}<main>{article}{_sidebar(rng)}</main>"
-           f"{_footer(rng, page.site)}</body></html>\n")
+           f"{body}</body></html>\n")
     return doc.encode(page.charset, errors="xmlcharrefreplace")

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import planting
+from . import low_quality, planting
 from .families import FAMILIES
 from .sources import BLEND_WEIGHTS, CC_SLUGS, SOURCE_SLUGS, UNUSED_PILE_SLUG
 from .text_pool import build_pools, vocabulary
@@ -130,4 +130,11 @@ def make_plan(docs: int, seed: int) -> Plan:
         for _ in range(max(2, quota - planted.get(slug, 0))):
             title, text = body(slug)
             add(slug, title, text, "clean")
+
+    # After the clean fill, so they add to the Common Crawl quotas instead of displacing clean
+    # pages (the classifier's precision is measured against those).
+    for i in range(max(2 * len(low_quality.LOW_QUALITY_KINDS), docs * 4 // 100)):
+        kind = low_quality.LOW_QUALITY_KINDS[i % len(low_quality.LOW_QUALITY_KINDS)]
+        page = low_quality.low_quality_page(kind, rng, pools)
+        add(CC_SLUGS[i % len(CC_SLUGS)], page.title, page.text, "low_quality", kind=kind, page=page)
     return Plan(out, exact_groups, near_pairs, lambada, squad)

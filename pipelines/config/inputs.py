@@ -8,8 +8,10 @@ reading a file twice duplicates its documents and their ids.  Files that cannot 
 FIFO, socket, device, directory, broken or looping symlink, unreadable file) are not errors
 here: each becomes one dead letter when the job reaches it, and the plan logs them up front.
 
-Beam's local filesystem silently skips matches it cannot ``stat`` (broken or looping
-symlinks); ``unstattable_matches`` finds those so they are dead-lettered, not lost.
+Beam's match silently skips two kinds of files, which ``match_files`` (used by the planner and
+by the read stage alike) finds: local entries it cannot ``stat`` (broken or looping symlinks;
+dead-lettered when read) and names holding a backslash (Beam's ``*`` stops at ``\\`` as at a
+separator; here only ``/`` separates, so ``a\\b.jsonl`` is read like any other file).
 """
 from __future__ import annotations
 
@@ -37,11 +39,43 @@ class PlannedFile:
     pattern: str
 
 
-def unstattable_matches(pattern: str) -> list[str]:
-    """Local entries matching ``pattern`` (Beam's glob rules) that Beam's match drops because
-    they cannot be stat-ed: broken and looping symlinks.  Remote patterns: none."""
-    from apache_beam.io.filesystem import FileSystem
+def glob_regex(pattern: str) -> re.Pattern:
+    """``pattern`` as a regular expression with Beam's glob rules (``FileSystem.translate_pattern``:
+    ``**`` any characters, ``*`` any but a separator, ``?`` one character, ``[...]`` a class,
+    ``[!...]`` its complement) except that ``/`` is the only separator: Beam's ``*`` also stops
+    at ``\\``, so a POSIX file or object named ``a\\b.jsonl`` matched no glob and was silently
+    never read."""
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        i += 1
+        if c == "*":
+            if i < n and pattern[i] == "*":
+                out.append(".*")
+                i += 1
+            else:
+                out.append("[^/]*")
+        elif c == "?":
+            out.append(".")
+        elif c == "[":
+            j = i + (i < n and pattern[i] == "!")
+            j += j < n and pattern[j] == "]"  # a leading "]" is a member, not the end
+            end = pattern.find("]", j)
+            if end < 0:
+                out.append(r"\[")
+                continue
+            body = pattern[i:end].replace("\\", "\\\\")
+            body = "^" + body[1:] if body[0] == "!" else "\\" + body if body[0] == "^" else body
+            out.append(f"[{body}]")
+            i = end + 1
+        else:
+            out.append(re.escape(c))
+    return re.compile("(?ms)" + "".join(out) + r"\Z")
 
+
+def unstattable_matches(pattern: str) -> list[str]:
+    """Local entries matching ``pattern`` (``glob_regex``) that Beam's match drops because
+    they cannot be stat-ed: broken and looping symlinks.  Remote patterns: none."""
     if is_remote(pattern):
         return []
     local = pattern[len("file://"):] if pattern.startswith("file://") else pattern
@@ -51,7 +85,7 @@ def unstattable_matches(pattern: str) -> list[str]:
     top = prefix if prefix.endswith("/") else os.path.dirname(prefix)
     if not os.path.isdir(top):
         return []
-    regex = re.compile(FileSystem.translate_pattern(local))
+    regex = glob_regex(local)
     out = []
     for dirpath, _, names in os.walk(top):  # as Beam's LocalFileSystem lists
         for name in names:
@@ -61,16 +95,34 @@ def unstattable_matches(pattern: str) -> list[str]:
     return sorted(out)
 
 
-def match_pattern(pattern: str) -> list[str]:
-    """Every path ``pattern`` matches through Beam's FileSystems, plus the local entries Beam
-    drops (``unstattable_matches``); ``InputPlanError`` if the location cannot be listed."""
+def match_files(pattern: str) -> list:
+    """Every file ``pattern`` matches, as Beam ``FileMetadata``: listed through Beam's
+    FileSystems (the listing Beam's own match makes: everything under the pattern's fixed
+    prefix), filtered with ``glob_regex`` so names holding a backslash match too, plus the
+    local entries Beam drops (``unstattable_matches``, size 0: each is read as one dead
+    letter).  Raises what the filesystem raises when the location cannot be listed."""
+    from apache_beam.io.filesystem import FileMetadata
     from apache_beam.io.filesystems import FileSystems
 
+    if pattern.endswith("/"):  # as Beam: a folder means everything directly in it
+        pattern += "*"
+    if not _GLOB_RE.search(pattern):
+        found = list(FileSystems.match([pattern])[0].metadata_list)
+    else:
+        regex = glob_regex(pattern)
+        listing = FileSystems.match([_GLOB_RE.split(pattern, 1)[0] + "**"])[0].metadata_list
+        found = [m for m in listing if regex.match(m.path)]
+    seen = {m.path for m in found}
+    found += [FileMetadata(p, 0) for p in unstattable_matches(pattern) if p not in seen]
+    return sorted(found, key=lambda m: m.path)
+
+
+def match_pattern(pattern: str) -> list[str]:
+    """The paths of ``match_files``; ``InputPlanError`` if the location cannot be listed."""
     try:
-        found = [m.path for m in FileSystems.match([pattern])[0].metadata_list]
+        return [m.path for m in match_files(pattern)]
     except Exception as e:  # noqa: BLE001 - unreachable bucket, bad URL, permissions
         raise InputPlanError(f"{pattern!r} cannot be listed: {type(e).__name__}: {e}") from None
-    return sorted(set(found) | set(unstattable_matches(pattern)))
 
 
 def plan_inputs(inputs, input_root: str, labels: list[str] | None = None) -> list[list[PlannedFile]]:

@@ -1,12 +1,13 @@
 """The curate job's configuration: one YAML file, typed dataclasses, validated before any work.
 
 A source config (``data_manifests/sources/<name>.yaml``) names the raw inputs and every
-threshold of the run.  ``load_config`` reads it, checks every value against the type of its
-dataclass field and rejects unknown keys (``pipelines.config.typed_sections``), runs each section's
-``validate()``, resolves relative paths (inputs and task files against ``input_root``, the
-tokenizer against the config file's folder) and plans the inputs: a glob that matches nothing,
-a file matched twice (overlapping globs, the same file via two paths), an unknown reader or an
-out-of-range threshold raises ``ConfigError`` naming the setting, before a pipeline is built.
+threshold of the run.  ``load_config`` reads it with the project's one config loader
+(``infra.config``: strict YAML, every value checked against the type of its dataclass field,
+unknown keys refused, each section's ``__post_init__`` checks), resolves relative paths
+(inputs and task files against ``input_root``, the tokenizer against the config file's folder)
+and plans the inputs: a glob that matches nothing, a file matched twice (overlapping globs, the
+same file via two paths), an unknown reader or an out-of-range threshold raises
+``ConfigError`` naming the setting, before a pipeline is built.
 """
 from __future__ import annotations
 
@@ -15,20 +16,19 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from curation.decontamination import DecontaminationConfig
 from curation.fuzzy_config import FuzzyDedupConfig  # noqa: F401 - re-exported: the dedup.fuzzy section
 from curation.language import LanguageConfig
+from curation.pii import PiiConfig
 from curation.quality import QualityConfig
 from curation.sources import SOURCE_BY_SLUG
-from pipelines.config.typed_sections import (ConfigError, build_section, check_value,
-                                      reject_unknown, settable_fields)
+from infra.config import (ConfigError, build_section, check_overrides, check_value, loader_field,
+                          read_config_file, reject_unknown, settable_fields)
 
 READERS = ("pile", "warc", "realnews", "cc_stories")
 EXTRACTORS = ("justext", "resiliparse")
 
-__all__ = ["ConfigError", "CurateConfig", "DecontaminationStage", "DedupConfig", "FuzzyDedupConfig",
+__all__ = ["CurateConfig", "DecontaminationStage", "DedupConfig", "FuzzyDedupConfig",
            "InputSpec", "ShardConfig", "TokenizerConfig", "config_from_dict", "load_config"]
 
 
@@ -51,8 +51,8 @@ def _unknown_sources(sources, where: str) -> None:
                          f"curation.sources ({', '.join(SOURCE_BY_SLUG)})")
 
 
-def _positive(name: str, value: Any) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+def _positive(name: str, value: int) -> None:
+    if value <= 0:
         raise ValueError(f"{name}: must be a positive integer, got {value!r}")
 
 
@@ -74,8 +74,6 @@ class InputSpec:
     def __post_init__(self) -> None:
         if self.extractor is None and self.reader == "warc":
             self.extractor = "justext"
-
-    def validate(self) -> None:
         if self.reader not in READERS:
             raise ValueError(f"reader: unknown reader {self.reader!r}; expected one of {READERS}")
         if self.reader == "pile" and self.source is not None:
@@ -113,9 +111,10 @@ class DecontaminationStage:
     ``datasets.save_to_disk`` folders; the task is the file's base name and its adapter in
     ``curation.eval_tasks`` picks the text fields), or a mapping ``{path, task, fields, split}``
     (``curation.eval_tasks.TaskSource``)."""
-    rule: DecontaminationConfig = field(default_factory=DecontaminationConfig)
+    rule: DecontaminationConfig = loader_field(default_factory=DecontaminationConfig)
+    """The split rule; its settings sit flat in the ``decontamination:`` mapping."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         if not self.enabled:
             return
         if not self.tasks:
@@ -140,7 +139,7 @@ class TokenizerConfig:
     batch_size: int = 64
     """Documents per ``encode_batch`` call."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _positive("min_tokens", self.min_tokens)
         _positive("batch_size", self.batch_size)
 
@@ -150,7 +149,7 @@ class ShardConfig:
     max_tokens_per_shard: int = 100_000_000
     """Target upper size of one shard; documents are spread over ceil(tokens / this) shards."""
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         _positive("max_tokens_per_shard", self.max_tokens_per_shard)
 
 
@@ -161,6 +160,9 @@ class CurateConfig:
     input_root: str = ""
     """Root for relative input paths. Default: the config file's folder; ``--input-root``."""
     language: LanguageConfig = field(default_factory=LanguageConfig)
+    pii: PiiConfig = field(default_factory=PiiConfig)
+    """The optional personal-data stage (``curation.pii.PiiConfig``): off unless
+    ``pii.enabled``; runs right after normalization."""
     heuristics: dict[str, Any] = field(default_factory=dict)
     """Overrides of ``curation.heuristics.HeuristicsConfig`` fields."""
     quality: QualityConfig = field(default_factory=QualityConfig)
@@ -177,15 +179,20 @@ class CurateConfig:
     """Per filter stage (``language``, ``heuristics``), sources it passes through unchecked.
     Language id and the Gopher/C4 prose rules misjudge code, LaTeX and Q&A threads (repeated
     "A:" lines), so by default they apply to prose sources only."""
+    id_index: bool = True
+    """Write ``stats/id_index/`` (each document's rows by the hash of its id and URL), so
+    ``mtnlg explain`` reads a few small files instead of every stats file; costs one shuffle
+    of small per-document entries per stage."""
     priority: list[str] | None = None
     """Sources from highest to lowest priority for dedup keep decisions (default:
     ``curation.sources``' order)."""
-    config_path: str | None = None
+    config_path: str | None = loader_field()
+    """The config file (absolute), set by ``load_config``."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    def validate(self) -> None:
+    def __post_init__(self) -> None:
         """Checks across sections (each section checked itself when it was built)."""
         if not self.inputs:
             raise ValueError("inputs: at least one input is required")
@@ -251,8 +258,8 @@ def _heuristics_overrides(data: Any) -> dict[str, Any]:
     type-checked and the whole set validated by building that config once."""
     from curation.heuristics import HeuristicsConfig
 
-    overrides = check_value({} if data is None else data, dict[str, Any], "heuristics")
-    build_section(HeuristicsConfig, dict(overrides), "heuristics")
+    overrides = check_overrides(HeuristicsConfig, data, "heuristics")
+    build_section(HeuristicsConfig, overrides, "heuristics")
     return overrides
 
 
@@ -260,9 +267,9 @@ def _decontamination(data: Any) -> DecontaminationStage:
     """The flat ``decontamination:`` mapping: ``enabled`` and ``tasks`` of the stage, the rest
     ``curation.decontamination.DecontaminationConfig`` fields."""
     data = check_value({} if data is None else data, dict[str, Any], "decontamination")
-    stage_keys = set(settable_fields(DecontaminationStage)) - {"rule"}
+    stage_keys = set(settable_fields(DecontaminationStage))
     rule_keys = set(settable_fields(DecontaminationConfig))
-    reject_unknown(data, stage_keys | rule_keys, "decontamination")
+    reject_unknown(data, DecontaminationStage, "decontamination", also=rule_keys)
     rule = build_section(DecontaminationConfig, {k: v for k, v in data.items() if k in rule_keys},
                          "decontamination")
     return build_section(DecontaminationStage, {k: v for k, v in data.items() if k in stage_keys},
@@ -276,7 +283,7 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
         raise ConfigError("config: expected a YAML mapping at the top level")
     data = dict(data)
     if "inputs" not in data:
-        raise ConfigError("inputs: a list of {reader, paths, ...} is required")
+        raise ConfigError("inputs: required setting is missing: a list of {reader, paths, ...}")
     special = {"heuristics": _heuristics_overrides(data.pop("heuristics", None)),
                "decontamination": _decontamination(data.pop("decontamination", None))}
     cfg = build_section(CurateConfig, data, "", prebuilt=special)
@@ -302,32 +309,9 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
     return cfg
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """YAML that refuses a key given twice in one mapping (PyYAML keeps the last one silently,
-    so ``exact: true`` followed by ``exact: false`` would hide the first)."""
-
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, str) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark)
-            seen.add(key)
-        return super().construct_mapping(node, deep=deep)
-
-
 def load_config(path: str, input_root: str | None = None, check_paths: bool = True) -> CurateConfig:
     """Read a YAML source config; relative paths resolve as described in the module docstring."""
-    if not os.path.exists(path):
-        raise ConfigError(f"--config: {path!r} does not exist")
-    with open(path, encoding="utf-8") as f:
-        try:
-            data = yaml.load(f, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-        except yaml.YAMLError as e:
-            raise ConfigError(f"--config: {path!r} is not valid YAML: {e}") from e
-        except UnicodeDecodeError as e:
-            raise ConfigError(f"--config: {path!r} is not UTF-8 text: {e}") from None
+    data = read_config_file(path, "--config")
     cfg = config_from_dict(data, base_dir=os.path.dirname(os.path.abspath(path)),
                            input_root=input_root, check_paths=check_paths)
     cfg.config_path = os.path.abspath(path)

@@ -143,6 +143,9 @@ class RunDir:
         RUN must hold a run of ours made with the same fingerprint; completed stages are kept,
         interrupted commits are finished and unfinished stages' staging folders deleted.
         """
+        if "://" not in self.root and os.path.lexists(self.root) and not os.path.isdir(self.root):
+            raise RunDirError(f"--output: {self.root!r} is an existing file, not a folder (a curate "
+                              "RUN is a folder); name a new or empty folder")
         entries = self.entries()
         owner = self.owner()
         if resume:

@@ -17,8 +17,11 @@ from apache_beam.io.filesystems import FileSystems
 from curation.sources import display_name
 from pipelines.storage.files import file_exists, join, read_bytes, write_bytes, write_table
 
-FORMAT_VERSION = 2
-"""2: per-document stats sharded under stats/documents/; stats/languages.parquet; _curate/."""
+FORMAT_VERSION = 3
+"""2: per-document stats sharded under stats/documents/; stats/languages.parquet; _curate/.
+3: the path in document ids percent-escapes ``%``, ``:``, ``#``, controls, line breaks and bytes
+that are not UTF-8 (``curation.readers.files.escape_id_path``); dedup removals name the final
+survivor (``detail.via``)."""
 
 
 class AccountingError(RuntimeError):
@@ -68,11 +71,12 @@ def accounting(counts: list[dict], read_counts: list[dict], shards: list[dict]) 
     return {"sources": dict(sorted(sources.items())), "totals": totals}
 
 
-def merge_stage_aggregates(run_dir: str, stages: list[str]) -> dict[str, list[dict]]:
-    """Sum the stages' ``stages/<stage>/aggregates.json`` and write the four aggregate tables
-    (``stats/counts|histograms|languages|read_counts.parquet``); returns their rows."""
+def merge_stage_aggregates(run_dir: str, stages: list[str], grid_spec=None) -> dict[str, list[dict]]:
+    """Sum the stages' ``stages/<stage>/aggregates.json`` and write the aggregate tables
+    (``stats/counts|histograms|languages|read_counts|pii.parquet`` and, given the run's
+    ``GridSpec``, ``stats/filter_grid.parquet``); returns their rows."""
     from curation.stats import merge_partials
-    from pipelines.transforms.stats import AGGREGATE_TABLES
+    from pipelines.transforms.stats import AGGREGATE_TABLES, GRID_FILE, grid_table_bytes
 
     partials = []
     for stage in stages:
@@ -82,6 +86,8 @@ def merge_stage_aggregates(run_dir: str, stages: list[str]) -> dict[str, list[di
     tables = merge_partials(partials)
     for name, (file_name, schema) in AGGREGATE_TABLES.items():
         write_table(join(run_dir, "stats", file_name), tables[name], schema)
+    if grid_spec is not None:
+        write_bytes(join(run_dir, "stats", GRID_FILE), grid_table_bytes(tables["grid"], grid_spec))
     return tables
 
 

@@ -14,8 +14,13 @@ and credentials as curate apply), each to a temporary name renamed when complete
 ``.bin``/``.idx`` is checked against ``stats/shards.parquet`` (sha256) on the way, and the run is
 refused when a shard is missing or differs.  ``run.json`` is written last: a LOCAL_DIR without it
 is not a staged run.  A tokenizer the run names by URL is staged into LOCAL_DIR/tokenizer
-(checked against run.json's sha256) and run.json points at it.  Files already in LOCAL_DIR with the right checksum are not copied again,
-so an interrupted stage resumes.
+(checked against run.json's sha256) and run.json points at it.  Files already in LOCAL_DIR
+with the right checksum are not copied again, so an interrupted stage resumes.
+
+Every verified shard gets a verification stamp (``PREFIX.stamp.json``, ``blending.stamps``):
+``mtnlg blend`` and every ``mtnlg train`` launch then trust the checksum verified here as long as
+the file is unchanged (same size, mtime, ctime, inode) instead of reading the corpus again.
+Stamps of the remote run (another machine's inodes) are not copied.
 """
 from __future__ import annotations
 
@@ -126,6 +131,8 @@ def stage(run: str, output: str) -> dict:
     """Copy ``run`` into ``output``; returns ``{files, bytes, skipped, shards}``."""
     from apache_beam.io.filesystems import FileSystems
 
+    from blending.stamps import STAMP_SUFFIX, stamp_verified, stamped_sha256
+
     run = run.rstrip("/")
     expected = _expected_shards(run)
     listing = FileSystems.match([run + "/**"])[0].metadata_list
@@ -144,8 +151,11 @@ def stage(run: str, output: str) -> dict:
         """Copy one file unless a verified copy is there; 1 if copied, 0 if skipped."""
         local = os.path.join(output, *rel.split("/"))
         want = expected.get(rel)
-        if want and os.path.isfile(local) and file_sha256(local) == want:
-            return 0
+        if want and os.path.isfile(local):
+            # a stamp from an earlier stage spares reading the file again
+            have = stamped_sha256(local[:-4], local[-3:]) or file_sha256(local)
+            if have == want:
+                return 0
         got = _copy(files[rel].path, local)
         if want and got != want:
             os.remove(local)
@@ -156,9 +166,12 @@ def stage(run: str, output: str) -> dict:
     # Object stores serve many small reads in parallel; the files are independent.
     from concurrent.futures import ThreadPoolExecutor
 
-    rels = sorted(r for r in files if r != "run.json")
+    rels = sorted(r for r in files if r != "run.json" and not r.endswith(STAMP_SUFFIX))
     with ThreadPoolExecutor(max_workers=8) as pool:
         done = list(pool.map(fetch, rels))
+    for rel in sorted(r for r in expected if r.endswith(".bin")):  # every shard file verified
+        prefix = os.path.join(output, *rel[:-4].split("/"))
+        stamp_verified(prefix, {"bin": expected[rel], "idx": expected[rel[:-4] + ".idx"]})
     copied, skipped = sum(done), len(done) - sum(done)
     size = sum(files[r].size_in_bytes for r, d in zip(rels, done) if d)
     marker_tmp = marker + ".remote"  # run.json last: the folder is a staged run from here on

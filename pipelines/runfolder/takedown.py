@@ -155,7 +155,7 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
     from pipelines.runfolder.report import AccountingError, accounting, write_run_json
     from pipelines.transforms.shards import SHARD_SCHEMA
     from pipelines.storage.files import json_line, parquet_bytes
-    from pipelines.transforms.stats import AGGREGATE_TABLES
+    from pipelines.transforms.stats import AGGREGATE_TABLES, GRID_FILE, grid_table_bytes
     from pipelines.runfolder.takedown_files import (Staged, TakedownError, finish_pending, read_table,
                                           rewrite_shard, rewrite_stats_rows, scrub_removed_text,
                                           scrub_stage_parts, updated_aggregates)
@@ -206,6 +206,8 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
             tables = updated_aggregates(run_dir, old_stats, new_stats)
             for name, (file_name, schema) in AGGREGATE_TABLES.items():
                 staged.write(f"stats/{file_name}", parquet_bytes(tables[name], schema))
+            if tables["grid_spec"] is not None:
+                staged.write(f"stats/{GRID_FILE}", grid_table_bytes(tables["grid"], tables["grid_spec"]))
             staged.write("stats/shards.parquet",
                          parquet_bytes(sorted(shard_rows, key=lambda r: r["prefix"]), SHARD_SCHEMA))
             removed = [{"id": r["id"], "source": r["source"], "stage": REASON, "reason": REASON,

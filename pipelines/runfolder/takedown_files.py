@@ -236,25 +236,33 @@ def scrub_removed_text(run_dir: str, ids: set[str], staged: Staged) -> int:
 
 
 def updated_aggregates(run_dir: str, old_rows: list[dict], new_rows: list[dict]) -> dict:
-    """The aggregate tables (counts, histograms, languages, read) with the removed documents moved
-    from ``kept`` to ``removed``/``takedown``, exactly as if the stages had decided so."""
-    from curation.stats import aggregate_keys, merge_partials
-    from pipelines.transforms.stats import AGGREGATE_TABLES
+    """The aggregate tables (counts, histograms, languages, read, pii and the filter grid) with
+    the removed documents moved from ``kept`` to ``removed``/``takedown``, exactly as if the
+    stages had decided so.  ``tables["grid_spec"]`` is the grid's spec (None: no grid table)."""
+    from curation.stats import aggregate_keys, merge_partials, table_partials
+    from pipelines.transforms.stats import AGGREGATE_TABLES, GRID_FILE, read_grid
 
     total: dict[tuple, int] = defaultdict(int)
-    fields = {"counts": (("source", "stage", "outcome", "reason"), "documents", "count"),
-              "histograms": (("kind", "source", "outcome", "bin_lo", "bin_hi"), "count", "hist"),
-              "languages": (("source", "outcome", "lang"), "documents", "lang"),
-              "read": (("source",), "read", "read")}
     for name, (file_name, _) in AGGREGATE_TABLES.items():
-        cols, value, tag = fields[name]
-        for row in read_table(join(run_dir, "stats", file_name)).to_pylist():
-            total[(tag, *(row[c] for c in cols))] += int(row[value])
+        path = join(run_dir, "stats", file_name)
+        if name == "pii" and not file_exists(path):  # a run written before the pii table
+            continue
+        for row in read_table(path).to_pylist():
+            for key, n in table_partials(name, row):
+                total[key] += n
+    spec = None
+    if file_exists(join(run_dir, "stats", GRID_FILE)):
+        spec, grid_rows = read_grid(read_table(join(run_dir, "stats", GRID_FILE)))
+        for row in grid_rows:
+            for key, n in table_partials("grid", row):
+                total[key] += n
     for rows, sign in ((old_rows, -1), (new_rows, 1)):
         for row in rows:
-            for key, n in aggregate_keys(row):
+            for key, n in aggregate_keys(row, spec):
                 total[key] += sign * n
     if any(n < 0 for n in total.values()):
         raise TakedownError("the run's stats tables disagree with its per-document rows "
                             "(a count would go negative); refusing to update them")
-    return merge_partials([[(k, n) for k, n in total.items() if n]])
+    tables = merge_partials([[(k, n) for k, n in total.items() if n]])
+    tables["grid_spec"] = spec
+    return tables

@@ -162,7 +162,7 @@ def check_against(runs: list[str], output: str, exact: bool, fuzzy: FuzzyDedupCo
 def preflight(cfg, runs: list[str], output: str) -> list[OlderIndex]:
     """``curate --dedup-against`` before any work: ``check_against`` for ``cfg`` (a
     ``CurateConfig``), failures as ``ConfigError``; local paths made absolute."""
-    from pipelines.config.job import ConfigError
+    from infra.config import ConfigError
     from pipelines.storage.files import is_remote
 
     if not runs:
@@ -232,6 +232,19 @@ def read_index_part(url: str, sha256: str) -> pa.Table:
         raise DedupIndexError(f"dedup index part {url} does not match its recorded sha256 "
                           f"({sha256[:12]}..., found {found[:12]}...)")
     return pq.read_table(io.BytesIO(data))
+
+
+REDIRECTS = "redirects"
+"""Older runs' removals as links for ``pipelines.transforms.survivors``:
+``((True, id, source), (kept_id, kept_source, ()))`` for every older document its own run
+removed as a near duplicate (``redirects``)."""
+
+
+def redirects(table: pa.Table) -> list[tuple]:
+    """The ``REDIRECTS`` links of an index part's rows (``dedup_kept`` false, ``kept_id`` set)."""
+    gone = table.filter(pc.and_(pc.invert(table.column("dedup_kept")), pc.is_valid(table.column("kept_id"))))
+    return [((True, i, s), (k, ks, ())) for i, s, k, ks in zip(
+        *(gone.column(c).to_pylist() for c in ("id", "source", "kept_id", "kept_source")))]
 
 
 # -- takedown ------------------------------------------------------------------------------------

@@ -45,12 +45,14 @@ from pipelines.storage.files import join
 from pipelines.transforms import dedup_tables as tables
 from pipelines.transforms import progress
 from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, keep_best
-from pipelines.transforms.dedup_index import INDEX_DIR, INDEX_SCHEMA, WriteIndexParams, read_index_part
+from pipelines.transforms.dedup_index import (INDEX_DIR, INDEX_SCHEMA, REDIRECTS, WriteIndexParams,
+                                               read_index_part, redirects)
 from pipelines.transforms.fuzzy import BUCKETS, CANDIDATES, DecideFromEdges, bucket_stars
 from pipelines.transforms.fuzzy_verify import CENTRE, MEMBER, VerifyStarFn
 from pipelines.transforms.outputs import REMOVED, count
 from pipelines.transforms.parts import PART_SCHEMA, from_row, part_dest, read_columns
 from pipelines.transforms.sinks import write_table_file
+from pipelines.transforms.survivors import final_decisions
 from pipelines.transforms.timing import timed
 
 RECORD_BATCH = 128
@@ -105,7 +107,8 @@ class PartFeaturesFn(beam.DoFn):
 class OlderFeaturesFn(beam.DoFn):
     """An older run's index part ``(URL, sha256)`` (checked) -> its entry files; the part is
     its own features file.  Older documents enter exact dedup by hash and fuzzy dedup with
-    their band keys; they are never removed."""
+    their band keys; they are never removed.  Where the older run removed a document, its link
+    to that run's survivor goes to ``redirects`` (``pipelines.transforms.survivors``)."""
 
     def __init__(self, out_dir: str, exact: bool, fuzzy: bool) -> None:
         self.out_dir, self.exact, self.fuzzy = out_dir, exact, fuzzy
@@ -115,6 +118,8 @@ class OlderFeaturesFn(beam.DoFn):
         table = read_index_part(*part)
         records = tables.older_records_table(table)
         count("dedup_against", "all", "index_records_read", n=len(records))
+        for link in redirects(table):
+            yield TaggedOutput(REDIRECTS, link)
         key, token = tables.part_key(url), uuid.uuid4().hex[:16]
         folder = join(self.out_dir, "_tmp", "dedup")
         desc = {"key": key, "part": None, "features": url, "exact": None, "bands": None}
@@ -335,7 +340,7 @@ class PartitionedDedup(beam.PTransform):
                  older_documents: int = 0, part_rows: int = 2000, label: str | None = None) -> None:
         super().__init__(label)
         self.out_dir, self.exact = out_dir, exact
-        self.fuzzy = fuzzy.validate() if fuzzy is not None and fuzzy.enabled else None
+        self.fuzzy = fuzzy if fuzzy is not None and fuzzy.enabled else None  # checked on load
         self.priority, self.older = priority, list(older)
         self.older_documents, self.part_rows = older_documents, part_rows
 
@@ -349,24 +354,25 @@ class PartitionedDedup(beam.PTransform):
                | "SpreadParts" >> beam.Reshuffle()
                | "Features" >> beam.ParDo(PartFeaturesFn(out_dir, self.exact, c, self.priority), partitions)
                .with_outputs(INPUTS, main="descriptors"))
-        descriptors, inputs = own.descriptors, [own[INPUTS]]
+        descriptors, inputs, older_links = own.descriptors, [own[INPUTS]], None
         if self.older:
             older = (urls.pipeline
                      | "OlderParts" >> beam.Create(self.older)
                      | "SpreadOlder" >> beam.Reshuffle()
                      | "OlderFeatures" >> beam.ParDo(OlderFeaturesFn(out_dir, self.exact, c is not None),
-                                                     partitions))
-            descriptors = (descriptors, older) | "AllFeatures" >> beam.Flatten()
+                                                     partitions).with_outputs(REDIRECTS, main="descriptors"))
+            older_links = older[REDIRECTS]
+            descriptors = (descriptors, older.descriptors) | "AllFeatures" >> beam.Flatten()
         each = (n_parts
                 | "PartitionIds" >> beam.FlatMap(lambda n: range(n))
                 | "SpreadPartitions" >> beam.Reshuffle())
         listed = AsList(descriptors)
-        decisions, groups, empty = [], [], urls.pipeline | "NoRemovals" >> beam.Create([])
+        decisions, groups, empty = {}, [], urls.pipeline | "NoRemovals" >> beam.Create([])
         removed_rows = empty
         if self.exact:
             ex = each | "Exact" >> beam.ParDo(ExactPartitionFn(), listed).with_outputs(
                 GROUPS, EXACT_REMOVED, main="decisions")
-            decisions.append(ex.decisions)
+            decisions["exact"] = ex.decisions
             groups.append(ex[GROUPS])
             removed_rows = ex[EXACT_REMOVED]
         buckets = rounds = None
@@ -388,14 +394,15 @@ class PartitionedDedup(beam.PTransform):
                          | "GroupByCentre" >> beam.GroupByKey()
                          | "VerifyStars" >> beam.ParDo(VerifyStarFn(c.verify, c.threshold)))
             fz = edges | "FromEdges" >> DecideFromEdges(c.max_rounds, keyed=True)
-            decisions.append(fz[DECISIONS])
+            decisions["fuzzy"] = fz[DECISIONS]
             groups.append(fz[GROUPS])
             rounds = fz["rounds"]
         kept_stages = tuple(s for s, on in (("exact_dedup", self.exact), ("fuzzy_dedup", c is not None)) if on)
         parts = (own.descriptors
                  | "PartByKey" >> beam.Map(lambda d: (d["key"], ("part", d))))
-        keyed = [d | f"DecisionByPart{i}" >> beam.MapTuple(lambda k, x: (k, ("decision", x)))
-                 for i, d in enumerate(decisions)]
+        # Removals name the document that survives both steps (and the older runs' own dedup).
+        decided = final_decisions(**decisions, older_links=older_links, keyed=True)
+        keyed = [decided | "DecisionByPart" >> beam.MapTuple(lambda k, x: (k, ("decision", x)))] if decisions else []
         applied = ((parts, *keyed)
                    | "WithDecisions" >> beam.Flatten()
                    | "GroupByPart" >> beam.GroupByKey()

@@ -157,7 +157,7 @@ class FuzzyDedup(beam.PTransform):
 
     def __init__(self, cfg: FuzzyDedupConfig, label: str | None = None) -> None:
         super().__init__(label)
-        self.cfg = cfg.validate()
+        self.cfg = cfg
 
     def expand(self, pcolls):
         c = self.cfg

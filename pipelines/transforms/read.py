@@ -2,14 +2,14 @@
 
 ``ReadInputs(spec, input_root=...)`` is one input group of the config::
 
-    Create(globs) -> MatchAll -> paths (+ local matches Beam cannot stat: broken symlinks)
+    Create(globs) -> match (+ what Beam's match skips: broken symlinks, names with a backslash)
       -> Reshuffle (files spread over workers)
       pile / realnews / cc_stories:  -> ReadFileFn
       warc:  -> PlanWarcRangesFn (one cheap scan: N-entry ranges at record boundaries)
              -> Reshuffle (ranges spread over workers) -> ReadWarcRangeFn (parse + extract)
     -> Reshuffle (documents spread for the per-document stages)
 
-``MatchAll`` goes through Beam's FileSystems, so ``gs://``, ``s3://``, ``hdfs://`` work.  WARC
+Matching goes through Beam's FileSystems, so ``gs://``, ``s3://``, ``hdfs://`` work.  WARC
 files are split because HTML extraction dominates the cost and one Common Crawl file holds
 ~40k pages; a Pile ``.jsonl.zst`` is one zstd frame (not seekable without an index), so it is
 read by one worker and its records are spread afterwards.
@@ -28,10 +28,8 @@ from __future__ import annotations
 from typing import Iterator
 
 import apache_beam as beam
-from apache_beam.io import fileio
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.io.fileio import EmptyMatchTreatment
 
 from curation.document import DeadLetter, Document, Removal, record_problem
 from curation.readers.files import common_root, file_problem, id_path
@@ -87,6 +85,14 @@ def _route(rec, path: str, name: str) -> Iterator:
         yield beam.pvalue.TaggedOutput(DEAD_LETTER, rec)
     else:
         raise TypeError(f"reader yielded {type(rec).__name__}")
+
+
+def _matched_paths(pattern: str) -> list[bytes]:
+    """What ``pattern`` matches (``pipelines.config.inputs.match_files``: also what Beam's own
+    match skips, broken symlinks and names holding a backslash)."""
+    from pipelines.config.inputs import match_files
+
+    return [_path_element(m.path) for m in match_files(pattern)]
 
 
 def _path_element(path: str) -> bytes:
@@ -205,16 +211,10 @@ class ReadInputs(beam.PTransform):
         self.input_root = input_root if input_root is not None else common_root(spec.paths)
 
     def expand(self, pbegin):
-        from pipelines.config.inputs import unstattable_matches
-
-        matched = (pbegin
-                   | "Patterns" >> beam.Create(self.spec.paths)
-                   | "Match" >> fileio.MatchAll(EmptyMatchTreatment.ALLOW)
-                   | "Paths" >> beam.Map(lambda m: _path_element(m.path)))
-        # Beam's local match skips what it cannot stat; those become dead letters, not losses.
-        unstattable = sorted({p for pattern in self.spec.paths for p in unstattable_matches(pattern)})
-        extra = pbegin | "Unstattable" >> beam.Create([_path_element(p) for p in unstattable])
-        files = (matched, extra) | "AllPaths" >> beam.Flatten() | "SpreadFiles" >> beam.Reshuffle()
+        files = (pbegin
+                 | "Patterns" >> beam.Create(self.spec.paths)
+                 | "Match" >> beam.FlatMap(_matched_paths)
+                 | "SpreadFiles" >> beam.Reshuffle())
         if self.spec.reader == "warc":
             parsed = (files
                       | "PlanRanges" >> beam.ParDo(PlanWarcRangesFn(self.warc_records_per_range))

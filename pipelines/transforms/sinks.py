@@ -117,7 +117,11 @@ class WriteRowsFn(beam.DoFn):
     of the bundle).  ``fmt``: ``parquet`` (with ``schema``) or ``jsonl`` (gzipped JSON Lines)."""
 
     def __init__(self, out_dir: str, fmt: str = "parquet", schema: pa.Schema | None = None,
-                 max_rows: int = 200_000, max_bytes: int = 256 << 20, row_group: int = 1000) -> None:
+                 max_rows: int = 200_000, max_bytes: int = 256 << 20, row_group: int = 1000,
+                 index_keys=None) -> None:
+        """``index_keys(row) -> [(what, key, id)]``: also yield, on the tagged output ``index``,
+        an ``id_index.entry`` per key naming the file the row went to (``pipelines.transforms.id_index``)."""
+        self.index_keys = index_keys
         if fmt not in ("parquet", "jsonl"):
             raise ValueError(f"unknown format {fmt!r}")
         if fmt == "parquet" and schema is None:
@@ -136,6 +140,12 @@ class WriteRowsFn(beam.DoFn):
             w = self._open[dest] = _FileWriter(self.out_dir, dest, self.fmt, self.schema,
                                                self.row_group)
         w.add(row)
+        if self.index_keys is not None:
+            from pipelines.transforms.id_index import entry
+
+            final = w.rel[len("_w/"):]
+            for what, key, doc_id in self.index_keys(row):
+                yield beam.pvalue.TaggedOutput("index", entry(what, key, doc_id, final))
         if w.rows >= self.max_rows or w.bytes >= self.max_bytes:
             yield self._open.pop(dest).close()
 
@@ -172,9 +182,10 @@ class WriteRemoved(beam.PTransform):
     """Removals -> ``removed/<stage>/part-<token>.jsonl.gz`` (descriptors out); ``sample`` = "all"
     or N per stage (the N with the smallest stable hash of the id, the same in every run)."""
 
-    def __init__(self, out_dir: str, sample: str | int = "all", label: str | None = None):
+    def __init__(self, out_dir: str, sample: str | int = "all", label: str | None = None,
+                 index: bool = False):
         super().__init__(label)
-        self.out_dir, self.sample = out_dir, sample
+        self.out_dir, self.sample, self.index = out_dir, sample, index
 
     def expand(self, removed):
         rows = removed | "Rows" >> beam.Map(lambda r: (f"removed/{r.stage}/part", removed_row(r)))
@@ -183,7 +194,15 @@ class WriteRemoved(beam.PTransform):
                     | "Sample" >> beam.combiners.Top.PerKey(
                         int(self.sample), key=lambda row: -stable_hash(row["id"]))
                     | "Unlist" >> beam.FlatMap(lambda kv: [(kv[0], r) for r in kv[1]]))
-        return rows | "Write" >> beam.ParDo(WriteRowsFn(self.out_dir, "jsonl"))
+        if not self.index:
+            return rows | "Write" >> beam.ParDo(WriteRowsFn(self.out_dir, "jsonl"))
+        out = rows | "Write" >> beam.ParDo(WriteRowsFn(self.out_dir, "jsonl", index_keys=removed_index_keys)
+                                           ).with_outputs("index", main="descriptors")
+        return out.descriptors, out.index
+
+
+def removed_index_keys(row: dict) -> list[tuple[str, str, str]]:
+    return [("removed", row["id"], row["id"])]
 
 
 class WriteDeadLetters(beam.PTransform):

@@ -20,15 +20,19 @@ import pyarrow as pa
 
 from curation.document import DeadLetter, Removal
 from curation.heuristics import SCORE_COLUMNS, score_columns
+from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
 from pipelines.transforms.sinks import WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small
 from pipelines.storage.files import join, write_bytes
+from pipelines.transforms.id_index import WriteIdIndex
 
 ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),
     ("reason", pa.string()), ("chars", pa.int64()), ("words", pa.int64()), ("lang", pa.string()),
     ("lang_score", pa.float64()), ("quality_score", pa.float64()), ("tokens", pa.int64()),
-] + [(c, pa.float64()) for c in SCORE_COLUMNS])
+    ("url", pa.string()), ("detail", pa.string()),
+    ("pii_spans", pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int64()), ("end", pa.int64())]))),
+] + [(f"pii_{k}", pa.int64()) for k in PII_KINDS] + [(c, pa.float64()) for c in SCORE_COLUMNS])
 COUNT_SCHEMA = pa.schema([
     ("source", pa.string()), ("stage", pa.string()), ("outcome", pa.string()),
     ("reason", pa.string()), ("documents", pa.int64()),
@@ -40,6 +44,14 @@ HIST_SCHEMA = pa.schema([
 LANGUAGE_SCHEMA = pa.schema([("source", pa.string()), ("outcome", pa.string()),
                              ("lang", pa.string()), ("documents", pa.int64())])
 READ_SCHEMA = pa.schema([("source", pa.string()), ("read", pa.int64())])
+PII_SCHEMA = pa.schema([("source", pa.string()), ("outcome", pa.string()), ("kind", pa.string()),
+                        ("documents", pa.int64()), ("matches", pa.int64())])
+GRID_SCHEMA = pa.schema([("source", pa.string()), ("fate", pa.string()), ("cell", pa.string()),
+                         ("documents", pa.int64()), ("tokens", pa.int64()), ("chars", pa.int64())])
+GRID_FILE = "filter_grid.parquet"
+GRID_SPEC_KEY = b"mtnlg.grid_spec"
+"""``stats/filter_grid.parquet`` carries its ``curation.threshold_grid.GridSpec`` as JSON in
+the Parquet schema metadata under this key."""
 DOCUMENTS_DIR = "stats/documents"
 
 
@@ -50,20 +62,36 @@ def stats_row(record) -> dict:
         reason = record.error.split(":", 1)[0][:80] or "error"
         row = {"id": record.location, "source": record.source, "outcome": "dead_letter",
                "stage": "read", "reason": reason, "chars": 0, "words": 0, "lang": None,
-               "lang_score": None, "quality_score": None, "tokens": None}
+               "lang_score": None, "quality_score": None, "tokens": None, "url": None}
+        row.update(_pii_columns(None, None))
         row.update(score_columns(None))
         return row
+    detail = None
     if isinstance(record, Removal):
         doc, outcome, stage, reason = record.doc, "removed", record.stage, record.reason
+        detail = record.detail or None
     else:
         doc = record[0] if isinstance(record, tuple) else record
         outcome, stage, reason = "kept", "tokenize", None
     row = {"id": doc.id, "source": doc.source, "outcome": outcome, "stage": stage,
            "reason": reason, "chars": len(doc.text), "words": count_words(doc.text),
            "lang": doc.lang, "lang_score": doc.lang_score, "quality_score": doc.quality_score,
-           "tokens": doc.tokens}
+           "tokens": doc.tokens, "url": doc.url}
+    row.update(_pii_columns(doc.pii_spans, detail))
     row.update(score_columns(doc.heuristic_scores))
     return row
+
+
+def _pii_columns(spans: list[dict] | None, detail: dict | None) -> dict:
+    """``detail`` (the removal's, as JSON), ``pii_spans`` and the per-kind match counts (null
+    when the pii stage did not run)."""
+    out = {"detail": json.dumps(detail, sort_keys=True, ensure_ascii=False, default=str)
+           if detail else None,
+           "pii_spans": None if spans is None else [
+               {"kind": sp["kind"], "start": int(sp["start"]), "end": int(sp["end"])} for sp in spans]}
+    for kind in PII_KINDS:
+        out[f"pii_{kind}"] = None if spans is None else sum(1 for sp in spans if sp["kind"] == kind)
+    return out
 
 
 class StageOutcomes(beam.PTransform):
@@ -71,14 +99,17 @@ class StageOutcomes(beam.PTransform):
     (all written where they are) and the stage's partial aggregates.
 
     Input: a dict with any of ``kept`` ((doc, tokens)), ``removed`` (Removal), ``dead_letter``
-    (DeadLetter), ``read`` ((source, n) per reader work item).  Output: ``{"descriptors":
+    (DeadLetter), ``read`` ((source, n) per reader work item), ``index`` (extra
+    ``id_index.entry`` tuples of the stage, e.g. its dedup group rows).  With ``id_index`` the
+    stage's rows are indexed by id and URL (``stats/id_index/``).  Output: ``{"descriptors":
     writer descriptors, "aggregates": ((key), n)}``.
     """
 
     def __init__(self, out_dir: str, stage: str, removed_sample: str | int = "all",
-                 label: str | None = None) -> None:
+                 label: str | None = None, grid=None, id_index: bool = False) -> None:
         super().__init__(label)
         self.out_dir, self.stage, self.removed_sample = out_dir, stage, removed_sample
+        self.grid, self.id_index = grid, id_index
 
     def expand(self, outcomes: dict):
         dest = f"{DOCUMENTS_DIR}/{self.stage}"
@@ -88,14 +119,28 @@ class StageOutcomes(beam.PTransform):
             if pcoll is None:
                 continue
             rows = pcoll | f"{name}Rows" >> beam.Map(stats_row)
-            descriptors.append(rows
-                               | f"{name}Dest" >> beam.Map(lambda r: (dest, r))
-                               | f"{name}WriteRows" >> beam.ParDo(WriteRowsFn(self.out_dir, "parquet", ROW_SCHEMA)))
+            dest_rows = rows | f"{name}Dest" >> beam.Map(lambda r: (dest, r))
+            if not self.id_index:
+                descriptors.append(dest_rows | f"{name}WriteRows" >> beam.ParDo(
+                    WriteRowsFn(self.out_dir, "parquet", ROW_SCHEMA)))
+            else:
+                written = dest_rows | f"{name}WriteRows" >> beam.ParDo(WriteRowsFn(
+                    self.out_dir, "parquet", ROW_SCHEMA, index_keys=stats_index_keys)
+                ).with_outputs("index", main="descriptors")
+                descriptors.append(written.descriptors)
+                _ = written.index | f"{name}Index" >> WriteIdIndex(self.out_dir, self.stage, name)
             partials.append(rows
-                            | f"{name}Keys" >> beam.FlatMap(aggregate_keys)
+                            | f"{name}Keys" >> beam.FlatMap(aggregate_keys, self.grid)
                             | f"{name}Sum" >> beam.CombinePerKey(sum))
         if outcomes.get("removed") is not None:
-            descriptors.append(outcomes["removed"] | "WriteRemoved" >> WriteRemoved(self.out_dir, self.removed_sample))
+            written = outcomes["removed"] | "WriteRemoved" >> WriteRemoved(
+                self.out_dir, self.removed_sample, index=self.id_index)
+            if self.id_index:
+                written, entries = written
+                _ = entries | "RemovedIndex" >> WriteIdIndex(self.out_dir, self.stage, "removed_text")
+            descriptors.append(written)
+        if self.id_index and outcomes.get("index") is not None:  # a stage's own entries (dedup groups)
+            _ = outcomes["index"] | "StageIndex" >> WriteIdIndex(self.out_dir, self.stage, "extra")
         if outcomes.get("dead_letter") is not None:
             descriptors.append(outcomes["dead_letter"] | "WriteDeadLetters" >> WriteDeadLetters(self.out_dir))
         if outcomes.get("read") is not None:
@@ -110,6 +155,14 @@ class StageOutcomes(beam.PTransform):
         return {"descriptors": flatten_small(descriptors, "AllDescriptors"), "aggregates": aggregates}
 
 
+def stats_index_keys(row: dict) -> list[tuple[str, str, str]]:
+    """Index keys of a per-document stats row: its id, and its URL where it has one."""
+    keys = [("stats", row["id"], row["id"])]
+    if row.get("url"):
+        keys.append(("url", row["url"], row["id"]))
+    return keys
+
+
 def _write_partials(items: list, path: str) -> int:
     rows = sorted(([list(k), n] for k, n in items), key=lambda kv: json.dumps(kv[0], default=str))
     write_bytes(path, json.dumps(rows).encode())
@@ -119,7 +172,34 @@ def _write_partials(items: list, path: str) -> int:
 AGGREGATE_TABLES = {"counts": ("counts.parquet", COUNT_SCHEMA),
                     "histograms": ("histograms.parquet", HIST_SCHEMA),
                     "languages": ("languages.parquet", LANGUAGE_SCHEMA),
-                    "read": ("read_counts.parquet", READ_SCHEMA)}
+                    "read": ("read_counts.parquet", READ_SCHEMA),
+                    "pii": ("pii.parquet", PII_SCHEMA)}
+
+
+def grid_spec_of(cfg):
+    """The filter-score grid of a ``CurateConfig`` (``curation.threshold_grid``)."""
+    from curation.heuristics import HeuristicsConfig
+    from curation.threshold_grid import GridSpec
+
+    return GridSpec.from_config(cfg.language, HeuristicsConfig(**cfg.heuristics), cfg.quality,
+                                cfg.skip_sources)
+
+
+def grid_table_bytes(rows: list[dict], spec) -> bytes:
+    """``stats/filter_grid.parquet``: the grid's cells with the spec in the schema metadata."""
+    from curation.threshold_grid import spec_json
+    from pipelines.storage.files import parquet_bytes
+
+    return parquet_bytes(rows, GRID_SCHEMA.with_metadata({GRID_SPEC_KEY: spec_json(spec).encode()}))
+
+
+def read_grid(table: pa.Table):
+    """(spec, rows) of a ``stats/filter_grid.parquet`` table; spec None when it has none."""
+    from curation.threshold_grid import GridSpec
+
+    meta = table.schema.metadata or {}
+    spec = GridSpec.from_json(json.loads(meta[GRID_SPEC_KEY])) if GRID_SPEC_KEY in meta else None
+    return spec, table.to_pylist()
 
 
 CONTAMINATION_SCHEMA = pa.schema([

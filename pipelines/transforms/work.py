@@ -60,20 +60,16 @@ def slices_for(size: int) -> int:
 
 
 class MatchFn(beam.DoFn):
-    """``(group, glob)`` -> ``(group, FileMetadata)`` for every file it matches, and for the
-    local entries Beam's match drops because it cannot stat them (broken or looping symlinks:
-    size 0, read as one dead letter rather than lost)."""
+    """``(group, glob)`` -> ``(group, FileMetadata)`` for every file it matches
+    (``pipelines.config.inputs.match_files``: names with a backslash too, and the local entries
+    Beam's match drops because it cannot stat them, size 0, each read as one dead letter)."""
 
     def process(self, element):
-        from apache_beam.io.filesystem import FileMetadata
-        from pipelines.config.inputs import unstattable_matches
+        from pipelines.config.inputs import match_files
 
         group, pattern = element
-        result = FileSystems.match([pattern])[0]
-        for m in result.metadata_list:
+        for m in match_files(pattern):
             yield group, m
-        for path in unstattable_matches(pattern):
-            yield group, FileMetadata(path, 0)
 
 
 class PlanFn(beam.DoFn):

@@ -2,7 +2,8 @@ import os
 
 import pytest
 
-from blending.spec import BlendSpecError, blend_spec_from_dict, load_blend_spec, plan_table
+from blending.spec import blend_spec_from_dict, load_blend_spec, plan_table
+from infra.config import ConfigError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BLENDS = os.path.join(ROOT, "data_manifests", "blends")
@@ -53,20 +54,27 @@ def _spec(**over):
 
 
 @pytest.mark.parametrize("data,match", [
-    (_spec(sources=[{"name": "a", "weight": 0.6}, {"name": "b", "weight": 0.5}]), r"sum to 1"),
+    (_spec(sources=[{"name": "a", "weight": 0.6}, {"name": "b", "weight": 0.5}]),
+     r"^sources: the weights must sum to 1"),
     (_spec(sources=[{"name": "a", "weight": 1.5}, {"name": "b", "weight": -0.5}]),
-     r"sources\[1\]\.weight"),
-    (_spec(sources=[{"name": "a", "weight": 0.5}, {"name": "a", "weight": 0.5}]), "duplicate"),
-    (_spec(sources=[{"name": "a", "weight": "lots"}]), r"sources\[0\]\.weight"),
-    (_spec(sources=[{"name": "a"}]), r"sources\[0\]\.weight.*required"),
-    (_spec(train_tokens=0), "train_tokens"),
-    (_spec(epoch_cap=-1), "epoch_cap"),
-    (_spec(sources=[]), "sources"),
-    (_spec(wieghts=1), "unknown blend setting"),
-    (_spec(sources=[{"name": "a", "weight": 1.0, "colour": "red"}]), "unknown blend setting"),
+     r"^sources\[1\]\.weight: \(b\) must be >= 0"),
+    (_spec(sources=[{"name": "a", "weight": 0.5}, {"name": "a", "weight": 0.5}]),
+     r"^sources\[1\]\.name: duplicate source name 'a'"),
+    (_spec(sources=[{"name": "a", "weight": "lots"}]), r"^sources\[0\]\.weight: expected a number"),
+    (_spec(sources=[{"name": "a"}]), r"^sources\[0\]\.weight: required setting is missing"),
+    (_spec(train_tokens=0), "^train_tokens: must be > 0"),
+    (_spec(epoch_cap=-1), "^epoch_cap: must be > 0"),
+    (_spec(sources=[]), "^sources: list at least one source"),
+    (_spec(wieghts=1), "^wieghts: unknown setting"),
+    (_spec(sources=[{"name": "a", "weight": 1.0, "colour": "red"}]),
+     r"^sources\[0\]\.colour: unknown setting"),
+    (_spec(split=[1, 1]), r"^split: expected a list of 3 numbers or null, got list \[1, 1\]"),
+    (_spec(split=[0, 1, 1]), r"^split: the train weight must be > 0"),
+    (_spec(sources=[{"name": "a", "weight": 1.0, "aliases": "A"}]),
+     r"^sources\[0\]\.aliases: expected a list of strings, got str 'A' \(write \['A'\]"),
 ])
 def test_validation_names_the_setting(data, match):
-    with pytest.raises(BlendSpecError, match=match):
+    with pytest.raises(ConfigError, match=match):
         blend_spec_from_dict(data)
 
 
@@ -74,9 +82,20 @@ def test_weight_sum_tolerance():
     ok = _spec(sources=[{"name": "a", "weight": 0.5 + 5e-7}, {"name": "b", "weight": 0.5}])
     blend_spec_from_dict(ok)
     bad = _spec(sources=[{"name": "a", "weight": 0.5 + 2e-6}, {"name": "b", "weight": 0.5}])
-    with pytest.raises(BlendSpecError):
+    with pytest.raises(ConfigError):
         blend_spec_from_dict(bad)
 
 
-def test_string_scientific_notation_accepted():
-    assert blend_spec_from_dict(_spec(train_tokens="270e9")).train_tokens == 270e9
+def test_scientific_notation_is_a_number_and_quoted_numbers_are_strings(tmp_path):
+    """YAML 1.1 (PyYAML) reads 270e9 without a dot as a string; the config loader reads it as
+    YAML 1.2 does, a number. A number in quotes is a string, and refused."""
+    path = tmp_path / "b.yaml"
+    path.write_text("train_tokens: 270e9\nsources: [{name: a, weight: 1}]\nsplit: [969, 30, 1]\n")
+    spec = load_blend_spec(str(path))
+    assert spec.train_tokens == 270e9 and spec.name == "b" and spec.path == str(path)
+    assert spec.split == (969.0, 30.0, 1.0) and spec.sources[0].weight == 1.0
+    with pytest.raises(ConfigError, match=r"^train_tokens: expected a number, got str '270e9'"):
+        blend_spec_from_dict(_spec(train_tokens="270e9"))
+    path.write_text("train_tokens: 100\npath: /elsewhere\nsources: [{name: a, weight: 1}]\n")
+    with pytest.raises(ConfigError, match=r"^path: unknown setting"):
+        load_blend_spec(str(path))

@@ -17,6 +17,7 @@ of 0.95 and a clean false-removal rate of at most 2% fail if a rule starts eatin
 """
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 
@@ -27,7 +28,7 @@ from curation.heuristics import HeuristicsConfig, apply_heuristics
 from curation.language import LanguageConfig, keep_language, make_identifier
 from curation.normalize import normalize_text
 from curation.readers import read_cc_stories, read_pile, read_realnews, read_warc
-from pipelines.config.job import CurateConfig, InputSpec
+from pipelines.config.job import CurateConfig
 
 RECALL_FLOOR = 0.9
 PRECISION_FLOOR = 0.95
@@ -55,8 +56,8 @@ def read_sample(root: str) -> list:
 
 def verdicts(records: list) -> dict[str, str]:
     """id -> ``kept`` | ``read/<reason>`` | ``language/<reason>`` | ``heuristics/<reason>``."""
-    defaults = CurateConfig(inputs=[InputSpec("pile", ["x"])])
-    skip = {k: set(v) for k, v in defaults.skip_sources.items()}
+    skip_sources = next(f for f in dataclasses.fields(CurateConfig) if f.name == "skip_sources")
+    skip = {k: set(v) for k, v in skip_sources.default_factory().items()}
     lang_cfg, heur_cfg = LanguageConfig(), HeuristicsConfig()
     ident = make_identifier(lang_cfg)
     out: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""FuzzyDedupConfig: its own validate() naming the field, and the derived band layout."""
+"""FuzzyDedupConfig: its checks (__post_init__) naming the field, and the derived band layout."""
 from __future__ import annotations
 
 import pytest
@@ -27,9 +27,9 @@ from curation.lsh import candidate_probability, lsh_params
     ({"ngram": 0}, "ngram"),
     ({"seed": -1}, "seed"),
 ])
-def test_validate_names_the_field(changes, field):
+def test_checks_name_the_field(changes, field):
     with pytest.raises(ValueError, match=rf"^{field}: "):
-        FuzzyDedupConfig(**changes).validate()
+        FuzzyDedupConfig(**changes)
 
 
 def test_defaults_are_valid_and_reexported():
@@ -37,7 +37,7 @@ def test_defaults_are_valid_and_reexported():
 
     assert Reexported is FuzzyDedupConfig
     cfg = FuzzyDedupConfig()
-    assert cfg.validate() is cfg and cfg.verify == "exact" and cfg.bands is None
+    assert cfg.verify == "exact" and cfg.bands is None
 
 
 def test_band_layout_derived_unless_set():

@@ -92,10 +92,10 @@ def test_yaml_style_string_keys():
 @pytest.mark.parametrize(
     "kwargs, setting",
     [({"min_words": -1}, "min_words"), ({"min_alpha_words_ratio": 1.5}, "min_alpha_words_ratio"),
-     ({"min_words": 10, "max_words": 5}, "min_words"), ({"max_top_ngram_char_ratio": {0: 0.1}}, "max_top_ngram")],
+     ({"min_words": 10, "max_words": 5}, "min_words"), ({"max_top_ngram_char_ratio": {0: 0.1}}, "max_top_ngram_char_ratio")],
 )
 def test_config_validation_names_setting(kwargs, setting):
-    with pytest.raises(ValueError, match=f"HeuristicsConfig.{setting}"):
+    with pytest.raises(ValueError, match=f"^{setting}: "):
         HeuristicsConfig(**kwargs)
 
 
@@ -239,9 +239,5 @@ def test_rethreshold_from_stored_scores_equals_rerun():
 
 
 def test_ngram_sizes_outside_the_scored_ones_are_rejected_by_name():
-    with pytest.raises(ValueError, match=r"HeuristicsConfig.max_duplicate_ngram_char_ratio: n = 11"):
+    with pytest.raises(ValueError, match=r"^max_duplicate_ngram_char_ratio: n = 11"):
         HeuristicsConfig(max_duplicate_ngram_char_ratio={11: 0.1})
-    cfg = HeuristicsConfig()
-    cfg.min_words = -3
-    with pytest.raises(ValueError, match=r"^min_words: "):
-        cfg.validate()

@@ -68,5 +68,5 @@ def test_keep_language_rule():
 @pytest.mark.parametrize("kwargs, setting", [({"allowed": []}, "allowed"), ({"min_score": 1.5}, "min_score"),
                                              ({"max_chars": 0}, "max_chars")])
 def test_language_config_validation(kwargs, setting):
-    with pytest.raises(ValueError, match=f"LanguageConfig.{setting}"):
+    with pytest.raises(ValueError, match=f"^{setting}: "):
         LanguageConfig(**kwargs)

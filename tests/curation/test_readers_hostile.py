@@ -70,6 +70,25 @@ def test_utf16_or_utf32_jsonl_is_one_dead_letter(encoding):
     assert out[0].error.startswith(f"unsupported_encoding: the file starts with a {encoding.upper()}")
 
 
+@pytest.mark.parametrize("digits", [4301, 50_000])
+def test_an_integer_longer_than_python_converts_costs_only_its_line(digits):
+    """Python refuses int() of more than 4,300 digits with a ValueError: that line is a dead
+    letter and the valid lines after it are still read (Pile and RealNews)."""
+    big = b"-" + b"7" * digits
+    news = [b'{"text": "x", "views": ' + big + b"}", json.dumps({"text": ENGLISH}).encode()]
+    out = list(read_realnews(io.BytesIO(b"\n".join(news)), "/n/big.jsonl"))
+    assert [type(r) for r in out] == [DeadLetter, Document] and out[1].id == "realnews/big.jsonl:1"
+    assert out[0].location == "/n/big.jsonl:0"
+    assert out[0].error == f"invalid_json: an integer of {digits} digits (Python converts at most 4300)"
+    pile = [b'{"text": "x", "meta": {"n": ' + big + b', "pile_set_name": "Books3"}}',
+            _pile(subset="Wikipedia (en)")]
+    out = list(read_pile(_zst(pile), "/p/big.jsonl.zst"))
+    assert [type(r) for r in out] == [DeadLetter, Document] and out[0].source == "books3"
+    assert out[1].id == "wikipedia/big.jsonl.zst:1"
+    (ok,) = read_realnews(io.BytesIO(b'{"text": "x", "n": ' + b"9" * 4300 + b"}"), "n.jsonl")
+    assert isinstance(ok, Document) and ok.meta == {}  # at the limit: parsed (and not meta we keep)
+
+
 def test_overlong_utf8_and_lone_surrogate_escape_are_dead_letters():
     lines = [b'{"text": "over\xc0\xaflong"}', b'{"text": "x\\ud800y"}', json.dumps({"text": ENGLISH}).encode()]
     out = list(read_realnews(io.BytesIO(b"\n".join(lines)), "n.jsonl"))
@@ -278,7 +297,7 @@ def test_id_paths_are_relative_to_the_root_and_unique():
     assert id_path("/elsewhere/x.jsonl", "/r") == "/elsewhere/x.jsonl"
     assert id_path("/rx/x.jsonl", "/r") == "/rx/x.jsonl"  # a sibling is not inside the root
     assert id_path("s3://b/corpus/cc/x.warc.gz", "s3://b/corpus") == "cc/x.warc.gz"
-    assert id_path("gs://other/x.warc.gz", "s3://b/corpus") == "gs://other/x.warc.gz"
+    assert id_path("gs://other/x.warc.gz", "s3://b/corpus") == "gs%3A//other/x.warc.gz"  # ":" escaped
     assert common_root(["/r/pile/*.zst", "/r/news/x.jsonl"]) == "/r"
     assert common_root(["s3://b/c/pile/*.zst", "s3://b/c/news/*.jsonl"]) == "s3://b/c"
 

@@ -29,6 +29,26 @@ def _write_jsonl_gz(path: Path, records: list[dict]) -> None:
             fh.write(json.dumps(rec) + "\n")
 
 
+_SCORE_NAMES = None
+
+
+def _scores(rng: random.Random, words: int) -> dict:
+    """Heuristic scores of a generated text with ``words`` words (some documents repetitive)."""
+    global _SCORE_NAMES
+    from curation.heuristics import SCORE_COLUMNS, score_document
+
+    _SCORE_NAMES = SCORE_COLUMNS
+    vocab = ["the", "river", "of", "valley", "and", "town", "with", "market", "stone", "bridge", "old",
+             "people", "trade", "built", "new", "ideas", "to", "that", "have", "be"]
+    n = min(words, 400)
+    if rng.random() < 0.2:
+        line = " ".join(rng.choice(vocab) for _ in range(8))
+        text = "\n".join([line] * max(1, n // 8))
+    else:
+        text = " ".join(rng.choice(vocab) for _ in range(n))
+    return score_document(text)
+
+
 def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 100,
              with_quality: bool = True, with_extras: bool = True) -> Path:
     """Write run.json, stats/ (documents/ and the aggregates), removed/, dead_letter/, documents/
@@ -48,16 +68,21 @@ def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 1
                    "chars": words * 6, "words": words, "lang": rng.choice(["en", "en", "en", "de", "fr"]),
                    "lang_score": 0.9, "quality_score": rng.random() if with_quality else None,
                    "tokens": words + 1}
+            # Heuristic scores of a text of that many words, most of it prose, some of it repeated.
+            row.update(_scores(random.Random(f"{seed}/{doc_id}"), words))  # own stream: rng unchanged
             roll = rng.random()
             if roll < 0.05:
                 row.update(outcome="dead_letter", stage="read", reason="unparseable", chars=0, words=0,
-                           lang=None, lang_score=None, quality_score=None, tokens=None)
+                           lang=None, lang_score=None, quality_score=None, tokens=None,
+                           **dict.fromkeys(_SCORE_NAMES))
                 dead.append({"source": src, "location": f"raw/{src}.jsonl:{i}",
                              "error": "JSONDecodeError: Expecting value <marquee>x</marquee>", "raw": "{oops " + PLANTED})
             elif roll < 0.45:
                 stage, reason = REMOVALS[rng.randrange(len(REMOVALS))]
                 row.update(outcome="removed", stage=stage, reason=reason, tokens=None)
                 if stage == "language":
+                    row.update(quality_score=None, **dict.fromkeys(_SCORE_NAMES))
+                if stage == "heuristics":
                     row.update(quality_score=None)
                 removed.append({"id": doc_id, "source": src, "stage": stage, "reason": reason,
                                 "detail": {"score": 0.1}, "text": f"removed text {i}"})
@@ -79,9 +104,23 @@ def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 1
     for k, part in enumerate((rows[:half], rows[half:])):
         pq.write_table(pa.Table.from_pylist(part, schema=schema),
                        run / "stats" / "documents" / f"read-{k}.parquet")
-    tables = aggregate_rows(rows)
-    for name, file_name in (("counts", "counts"), ("histograms", "histograms"), ("languages", "languages")):
+    for i, row in enumerate(rows):  # personal data replaced in a few documents
+        row["pii_spans"] = ([{"kind": ("email", "phone_number", "ip_address")[i % 3], "start": 5, "end": 20}]
+                            if i % 7 == 0 and row["outcome"] != "dead_letter" else [])
+    from curation.heuristics import HeuristicsConfig
+    from curation.language import LanguageConfig
+    from curation.quality import QualityConfig
+    from curation.threshold_grid import GridSpec
+    from pipelines.transforms.stats import grid_table_bytes
+
+    spec = GridSpec.from_config(LanguageConfig(), HeuristicsConfig(),
+                                QualityConfig(enabled=True, model_path="m.bin", rule="threshold",
+                                              sources=list(SOURCES)), {})
+    tables = aggregate_rows(rows, spec)
+    for name, file_name in (("counts", "counts"), ("histograms", "histograms"), ("languages", "languages"),
+                            ("pii", "pii")):
         pq.write_table(pa.Table.from_pylist(tables[name]), run / "stats" / f"{file_name}.parquet")
+    (run / "stats" / "filter_grid.parquet").write_bytes(grid_table_bytes(tables["grid"], spec))
 
     for stage in {r["stage"] for r in removed}:
         _write_jsonl_gz(run / "removed" / stage / "part-00000.jsonl.gz",
@@ -110,7 +149,8 @@ def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 1
             "shards": [f"shards/{src}/{src}_00000"]}
     totals = {k: sum(v[k] for v in per_source.values()) for k in ("read", "kept", "dead_lettered", "tokens")}
     totals["removed"] = sum(sum(v["removed"].values()) for v in per_source.values())
-    meta = {"format_version": 1, "config": {"quality": {"threshold": 0.5}}, "config_path": "cfg.yaml",
+    meta = {"format_version": 1, "config": {"quality": {"threshold": 0.5}, "pii": {"enabled": True}},
+            "config_path": "cfg.yaml",
             "runner": "FnApiRunner", "pipeline_options": {"direct_num_workers": 2, "note": PLANTED},
             "started_at": "2024-01-01T00:00:00Z", "finished_at": "2024-01-01T00:00:12Z",
             "wall_seconds": 12.5, "tokenizer": {"path": "tok.json", "vocab_size": 50257, "eod_id": 50256},

@@ -15,8 +15,12 @@ same base name in two folders, spaces and non-ASCII, a byte that is not UTF-8); 
 (truncated, corrupt and garbage zstd and gzip, garbage after a valid frame, multi-member gzip);
 WARC framing (a corrupt gzip member mid-file, Content-Length too small and too large, a record
 without WARC-Type, a 1 MB header, a truncated last record, non-HTTP responses); HTML that
-makes scanners slow (20,000 short list items for jusText, 200,000 unclosed tags).  Duplicate
-files are refused before any work; that is tested separately (a second config).
+makes scanners slow (20,000 short list items for jusText, 200,000 unclosed tags).  Round two
+(issue 25): a JSON integer of 5,000 digits (Python's int limit is 4,300), file names that end
+like another file's id (``a.jsonl:0`` next to ``a.jsonl``, ``x.warc.gz#1`` next to
+``x.warc.gz``, one source), a name holding a backslash, brotli/gzip/chunked HTTP bodies (and a
+brotli bomb), a WARC compressed whole as ONE gzip member.  Duplicate files are refused before
+any work; that is tested separately (a second config).
 """
 from __future__ import annotations
 
@@ -156,6 +160,13 @@ def _pile(root: str) -> list[Kind]:
         _good(30, "Wikipedia (en)").replace(b"Wikipedia (en)", b"Books3").replace(b'"text": "', b'"text": "\\u0000NUL ', 1),
         _good(31, "Books3") + b"\r",  # CRLF line end
     ]))
+    _write(root, "pile/bignum.jsonl.zst", _zst([
+        b'{"text": "x", "meta": {"n": ' + b"9" * 5000 + b', "pile_set_name": "Books3"}}',
+        _good(33, "Books3")]))
+    kinds += [Kind("jsonl: integer of 5,000 digits (over Python's 4,300)", "books3", "dead_letter",
+                   "pile/bignum.jsonl.zst:0", "invalid_json: an integer of 5000 digits"),
+              Kind("jsonl: valid record after the 5,000-digit integer", "books3", "kept",
+                   "books3/pile/bignum.jsonl.zst:1")]
     h = "pile/hostile.jsonl.zst"
     kinds += [Kind("jsonl: meta nested 800 levels deep", "wikipedia", "dead_letter", f"{h}:0", "invalid_meta"),
               Kind("jsonl: lone surrogate in meta", "wikipedia", "dead_letter", f"{h}:1", "invalid_meta"),
@@ -215,10 +226,24 @@ def _realnews(root: str) -> list[Kind]:
                    "unreadable stream from line 2"),
               Kind("gzip: zero-length member first", "realnews", "kept",
                    "realnews/realnews/empty_member.jsonl.gz:0")]
+    _write(root, "realnews/bignum.jsonl", b'{"text": "x", "views": ' + b"1" * 5000 + b"}\n"
+           + json.dumps({"text": english(57)}).encode() + b"\n")
+    _write(root, "realnews/back\\slash.jsonl", json.dumps({"text": english(58)}).encode())
+    _write(root, "realnews/names/a.jsonl", json.dumps({"text": english(59)}).encode())
+    _write(root, "realnews/names/a.jsonl:0", english(61).encode())  # read as a story, same source
+    kinds += [Kind("jsonl: integer of 5,000 digits", "realnews", "dead_letter", "realnews/bignum.jsonl:0",
+                   "invalid_json: an integer of 5000 digits"),
+              Kind("jsonl: valid record after it", "realnews", "kept", "realnews/realnews/bignum.jsonl:1"),
+              Kind("names: a backslash (Beam's glob skipped it)", "realnews", "kept",
+                   "realnews/realnews/back\\slash.jsonl:0"),
+              Kind("names: a.jsonl next to a.jsonl:0 (1/2)", "realnews", "kept",
+                   "realnews/realnews/names/a.jsonl:0"),
+              Kind("names: a.jsonl:0 next to a.jsonl (2/2, one-file reader)", "realnews", "kept",
+                   "realnews/realnews/names/a.jsonl%3A0")]
     _write(root, "realnews/é and space.jsonl", json.dumps({"text": english(48)}).encode())
     _write(root, os.fsdecode(b"realnews/byte\xff.jsonl"), json.dumps({"text": english(49)}).encode())
     kinds += [Kind("names: spaces and non-ASCII", "realnews", "kept", "realnews/realnews/é and space.jsonl:0"),
-              Kind("names: a byte that is not UTF-8", "realnews", "kept", "realnews/realnews/byte\\xff.jsonl:0")]
+              Kind("names: a byte that is not UTF-8", "realnews", "kept", "realnews/realnews/byte%FF.jsonl:0")]
     return kinds
 
 
@@ -316,6 +341,7 @@ def _warc_files(root: str) -> list[Kind]:
               Kind("warc: HTTP charset utf-16 on an ASCII page", src, "kept", f"{src}/{r}#7"),
               Kind("warc: 1 MB header", src, "kept", f"{src}/{r}#8"),
               Kind("warc: zero-length gzip member, then a record", src, "kept", f"{src}/{r}#9")]
+    kinds += _warc_round_two(root, src)
     plain = _warc([("response", f"http://p/{i}", _page(30 + i), "text/html", "200") for i in range(1, 5)], gz=False)
     starts = [m.start() for m in re.finditer(rb"WARC/1\.[01]\r\n", plain)]
     seg = plain[starts[2]:starts[3]]
@@ -327,6 +353,59 @@ def _warc_files(root: str) -> list[Kind]:
               Kind("warc (plain): Content-Length too large", src, "dead_letter", f"{p}#2", "bad_content_length"),
               Kind("warc (plain): record swallowed by it", src, "dead_letter", f"{p}#3", "corrupt_warc: bytes"),
               Kind("warc (plain): record after the damage", src, "kept", f"{src}/{p}#4")]
+    return kinds
+
+
+def _brotli_bomb(size: int) -> bytes:
+    """``<p>`` + ``size`` x "a" + ``</p>``, brotli-compressed without holding it (500,000:1 and more;
+    in one 16 KB step unbounded decoders return it all at once)."""
+    import brotli
+
+    c = brotli.Compressor(quality=5)
+    out = [c.process(b"<p>")]
+    block = b"a" * (1 << 20)
+    out += [c.process(block) for _ in range(size >> 20)]
+    return b"".join(out) + c.process(b"</p>") + c.finish()
+
+
+def _encoded_response(w: WARCWriter, uri: str, body: bytes, headers: list[tuple[str, str]]):
+    http = StatusAndHeaders("200 OK", [("Content-Type", "text/html")] + headers, protocol="HTTP/1.1")
+    return w.create_warc_record(uri, "response", payload=io.BytesIO(body), http_headers=http)
+
+
+def _warc_round_two(root: str, src: str) -> list[Kind]:
+    import brotli
+
+    buf = io.BytesIO()
+    w = WARCWriter(buf, gzip=True)
+    w.write_record(w.create_warcinfo_record("encoded.warc.gz", {"software": "test"}))
+    page = _page(70)
+    chunked = b"".join(b"%x\r\n%s\r\n" % (len(page[i:i + 500]), page[i:i + 500])
+                       for i in range(0, len(page), 500)) + b"0\r\n\r\n"
+    bad = gzip.compress(_page(73) * 20)
+    for uri, body, headers in [
+            ("http://b/1", brotli.compress(_page(71)), [("Content-Encoding", "br")]),
+            ("http://b/2", gzip.compress(chunked), [("Content-Encoding", "gzip"), ("Transfer-Encoding", "chunked")]),
+            ("http://b/3", _brotli_bomb(40 << 20), [("Content-Encoding", "br")]),  # > max_doc_bytes
+            ("http://b/4", bad[:200] + b"\x00" * 100 + bad[300:], [("Content-Encoding", "gzip")]),
+            ("http://b/5", _page(72), [("Content-Encoding", "gzip")])]:  # says gzip, is not
+        w.write_record(_encoded_response(w, uri, body, headers))
+    e = "cc/encoded.warc.gz"
+    _write(root, e, buf.getvalue())
+    kinds = [Kind("http: brotli body (Content-Encoding: br)", src, "kept", f"{src}/{e}#1"),
+             Kind("http: gzip body, chunked transfer", src, "kept", f"{src}/{e}#2"),
+             Kind("http: brotli bomb (40 MiB of page from 79 bytes)", src, "removed", f"{src}/{e}#3", "too_large"),
+             Kind("http: gzip body corrupt part-way", src, "dead_letter", f"{e}#4", "record_failed: CorruptBody"),
+             Kind("http: says gzip, is plain HTML", src, "kept", f"{src}/{e}#5")]
+    plain = _warc([("response", f"http://w/{i}", _page(80 + i), "text/html", "200") for i in range(1, 4)], gz=False)
+    _write(root, "cc/whole.warc.gz", gzip.compress(plain))  # what `gzip whole.warc` writes
+    kinds += [Kind(f"warc: compressed whole as ONE gzip member ({i}/3)", src, "kept", f"{src}/cc/whole.warc.gz#{i}")
+              for i in (1, 2, 3)]
+    _write(root, "cc/x.warc.gz", _warc([("response", "http://x/1", _page(90), "text/html", "200")]))
+    _write(root, "cc/x.warc.gz#1", english(91).encode())  # read as a story of the same source
+    kinds += [Kind("names: x.warc.gz record 1 next to a file x.warc.gz#1 (1/2)", src, "kept",
+                   f"{src}/cc/x.warc.gz#1"),
+              Kind("names: the file x.warc.gz#1 (2/2, one-file reader)", src, "kept", f"{src}/cc/x.warc.gz%231")]
     return kinds
 
 
@@ -345,4 +424,7 @@ FAULT_INPUTS = [
      "paths": ["realnews/*.jsonl", "realnews/*/*.jsonl", "realnews/*.jsonl.gz"]},
     {"reader": "cc_stories", "source": "cc_stories", "paths": ["cc_stories/*.txt", "cc_stories/dir.txt"]},
     {"reader": "warc", "source": "cc_2020_50", "paths": ["cc/*.warc.gz", "cc/*.warc"]},
+    # file names that end like another file's document ids, in the same source (issue 25)
+    {"reader": "cc_stories", "source": "realnews", "paths": ["realnews/names/*:0"]},
+    {"reader": "cc_stories", "source": "cc_2020_50", "paths": ["cc/*#1"]},
 ]

@@ -3,7 +3,8 @@ import os
 import pytest
 
 from pipelines import curate
-from pipelines.config.job import ConfigError, load_config
+from infra.config import ConfigError
+from pipelines.config.job import load_config
 from pipeline_fixtures import GPT2, write_config, write_corpus
 
 
@@ -110,6 +111,35 @@ def test_config_error_stops_curate_before_any_work(tmp_path, corpus):
     assert not out.exists()  # refused before the output was even prepared
 
 
+@pytest.mark.parametrize("case, message", [
+    ("output_is_an_input_file", "--output: '{root}/realnews/rn.jsonl' is an existing file, not a folder"),
+    ("empty_tokenizer_folder", "tokenizer.path: tokenizer directory '{tmp}/tok' has neither tokenizer.json "
+                               "nor vocab.json + merges.txt"),
+    ("corrupt_tokenizer_json", "tokenizer.path: tokenizer '{tmp}/tok': {tmp}/tok/tokenizer.json cannot be "
+                               "loaded (Exception: EOF while parsing"),
+])
+def test_unusable_output_or_tokenizer_is_one_line_before_any_work(tmp_path, corpus, capsys, case, message):
+    """Each was a traceback (issue 25): one ``mtnlg curate: config error: ...`` line, exit 2,
+    and nothing written (the input file is untouched)."""
+    tok, out = tmp_path / "tok", tmp_path / "run"
+    tok.mkdir()
+    if case == "corrupt_tokenizer_json":
+        (tok / "tokenizer.json").write_text('{"model": ')
+    if case == "output_is_an_input_file":
+        path, out = write_config(str(tmp_path / "c.yaml"), corpus), tmp_path / "raw" / "realnews" / "rn.jsonl"
+        before = out.read_bytes()
+    else:
+        path = write_config(str(tmp_path / "c.yaml"), corpus, tokenizer={"path": str(tok), "min_tokens": 128})
+    assert curate.run(["--config", path, "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mtnlg curate: config error: " + message.format(root=corpus, tmp=tmp_path))
+    assert err.count("\n") == 1 and "Traceback" not in err
+    if case == "output_is_an_input_file":
+        assert out.read_bytes() == before
+    else:
+        assert not out.exists()
+
+
 def _two_inputs(first: list[str], second: list[str]) -> list[dict]:
     return [{"reader": "realnews", "source": "realnews", "paths": first},
             {"reader": "cc_stories", "source": "cc_stories", "paths": second}]
@@ -153,7 +183,7 @@ def test_a_key_given_twice_is_refused(tmp_path, corpus):
     path = write_config(str(tmp_path / "c.yaml"), corpus)
     with open(path, "a") as f:
         f.write("name: second\n")
-    with pytest.raises(ConfigError, match=r"duplicate key 'name'"):
+    with pytest.raises(ConfigError, match=r"^name: duplicate key in .*c\.yaml' \(lines \d+ and \d+\)"):
         load_config(path)
 
 

@@ -1,4 +1,4 @@
-"""Exact + fuzzy dedup on the sample corpus's planted ground truth (issue 4 acceptance).
+"""Exact + fuzzy dedup, as ``mtnlg curate`` runs it, on the sample corpus's planted ground truth.
 
 The sample generator plants exact-duplicate groups across sources and near-duplicate pairs at
 measured word-5-gram Jaccard 0.95/0.9/0.85/0.7/0.5/0.3.  With the demo config (threshold t):
@@ -7,50 +7,61 @@ pairs with Jaccard <= t - 0.2 merged; every cluster's survivor is its highest-pr
 """
 from __future__ import annotations
 
+import glob
+import gzip
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import apache_beam as beam
+import pyarrow.parquet as pq
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
+import yaml
 
-from curation.sources import DEFAULT_SOURCE_PRIORITY
-from pipelines.config.job import load_config
-from pipelines.transforms.dedup_documents import DedupDocuments
-from pipelines.transforms.filters import Normalize
-from pipelines.transforms.read import ReadInputs
+from curation.sources import DEFAULT_SOURCE_PRIORITY, SOURCE_BY_SLUG
+from pipelines import curate
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "data_manifests" / "sources" / "demo.yaml"
 
 
+def _dedup_only_config(path: Path) -> str:
+    """The demo config with nothing but read and dedup deciding: the filter stages pass every
+    source through, decontamination is off and every document is long enough to tokenize, so
+    every planted document reaches dedup and what dedup keeps is the corpus."""
+    cfg = yaml.safe_load(DEMO.read_text())
+    cfg["skip_sources"] = {"language": sorted(SOURCE_BY_SLUG), "heuristics": sorted(SOURCE_BY_SLUG)}
+    cfg["decontamination"] = {"enabled": False}
+    cfg["tokenizer"]["min_tokens"] = 1
+    path.write_text(yaml.safe_dump(cfg))
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def dedup_run(tmp_path_factory):
+    """``mtnlg curate`` itself (its dedup stage: ``pipelines.stages.build_dedup``) on the sample."""
     sample = tmp_path_factory.mktemp("sample")
     subprocess.run([sys.executable, "-m", "mtnlg.sample_data", str(sample), "--docs", "3000"],
                    check=True, cwd=ROOT, capture_output=True)
-    cfg = load_config(str(DEMO), input_root=str(sample))
-    out_dir = tmp_path_factory.mktemp("out")
-    with TestPipeline(runner="FnApiRunner") as p:
-        reads = [p | f"Read{i}" >> ReadInputs(spec, input_root=cfg.input_root)
-                 for i, spec in enumerate(cfg.inputs)]
-        docs = [r["docs"] for r in reads] | beam.Flatten() | Normalize()
-        dedup = docs | DedupDocuments(cfg.dedup.exact, cfg.dedup.fuzzy, cfg.priority)
-        _ = dedup["groups"] | beam.Map(json.dumps) | beam.io.WriteToText(str(out_dir / "rows"))
-        _ = (dedup["removed"] | "RemovedJson" >> beam.Map(lambda r: json.dumps([r.doc.id, r.stage, r.detail["kept"]]))
-             | "WriteRemoved" >> beam.io.WriteToText(str(out_dir / "removed")))
-    read = lambda prefix: [json.loads(line) for f in os.listdir(out_dir) if f.startswith(prefix)  # noqa: E731
-                           for line in open(out_dir / f)]
+    tmp = tmp_path_factory.mktemp("run")
+    run = tmp / "run"
+    assert curate.run(["--config", _dedup_only_config(tmp / "cfg.yaml"), "--input-root", str(sample),
+                       "--output", str(run), "--direct_running_mode=in_memory",
+                       "--direct_num_workers=1"]) == 0
+    rows = pq.read_table(sorted(glob.glob(str(run / "dedup" / "groups-*.parquet")))).to_pylist()
+    removed = [(r["id"], r["stage"], r["detail"]) for stage in ("exact_dedup", "fuzzy_dedup")
+               for f in glob.glob(str(run / "removed" / stage / "*.jsonl.gz"))
+               for r in map(json.loads, gzip.open(f, "rt", encoding="utf-8"))]
+    kept = {i for f in glob.glob(str(run / "documents" / "*" / "*.parquet"))
+            for i in pq.read_table(f, columns=["id"]).column("id").to_pylist()}
     truth = json.loads((sample / "ground_truth.json").read_text())
-    return cfg, truth, read("rows"), read("removed")
+    cfg = yaml.safe_load(DEMO.read_text())
+    return cfg, truth, rows, removed, kept
 
 
 @pytest.mark.slow
 def test_all_exact_duplicates_removed(dedup_run):
-    _, truth, rows, removed = dedup_run
+    _, truth, rows, removed, _ = dedup_run
     gone = {doc_id for doc_id, _, _ in removed}
     for group in truth["exact_duplicates"]:
         assert sum(i not in gone for i in group["ids"]) == 1, group
@@ -58,8 +69,8 @@ def test_all_exact_duplicates_removed(dedup_run):
 
 @pytest.mark.slow
 def test_planted_near_duplicate_recall_and_false_merges(dedup_run):
-    cfg, truth, rows, _ = dedup_run
-    t = cfg.dedup.fuzzy.threshold
+    cfg, truth, rows, _, _ = dedup_run
+    t = cfg["dedup"]["fuzzy"]["threshold"]
     cluster = {r["id"]: (r["kind"], r["group"]) for r in rows}
     merged = lambda p: p["a"] in cluster and cluster.get(p["a"]) == cluster.get(p["b"])  # noqa: E731
     high = [p for p in truth["near_duplicates"] if p["jaccard"] >= t + 0.1]
@@ -71,7 +82,7 @@ def test_planted_near_duplicate_recall_and_false_merges(dedup_run):
 
 @pytest.mark.slow
 def test_survivor_is_the_highest_priority_member(dedup_run):
-    _, _, rows, removed = dedup_run
+    _, _, rows, removed, kept_ids = dedup_run
     by_group: dict = {}
     for r in rows:
         by_group.setdefault((r["kind"], r["group"]), []).append(r)
@@ -83,5 +94,16 @@ def test_survivor_is_the_highest_priority_member(dedup_run):
         best = max(DEFAULT_SOURCE_PRIORITY.get(m["source"], -1) for m in members)
         assert DEFAULT_SOURCE_PRIORITY.get(kept[0]["source"], -1) == best
         assert all(m["kept_id"] == kept[0]["id"] for m in members)
-    kept_of = {r["id"]: r["kept_id"] for r in rows}
-    assert all(kept_of[doc_id] == kept for doc_id, _, kept in removed)
+
+
+@pytest.mark.slow
+def test_every_removal_names_a_document_of_the_corpus(dedup_run):
+    """``detail.kept`` is a document the run keeps; the group row's survivor is it, or the first
+    step on the way to it (``via``: the exact survivor was itself removed as a near duplicate)."""
+    _, _, rows, removed, kept_ids = dedup_run
+    kept_of = {(r["kind"], r["id"]): r["kept_id"] for r in rows}
+    assert removed  # (the sample plants no chain: tests/pipelines/test_dedup_provenance.py does)
+    for doc_id, stage, detail in removed:
+        assert detail["kept"] in kept_ids, (doc_id, detail)
+        first = detail["via"][0]["id"] if detail.get("via") else detail["kept"]
+        assert kept_of[(stage.split("_")[0], doc_id)] == first, (doc_id, detail)

@@ -119,8 +119,34 @@ def test_duplicate_input_files_are_refused_before_any_work(fault_run, capsys):
     t0 = time.monotonic()
     assert curate.run(["--config", _config(tmp, root, inputs), "--output", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "inputs[4].paths[0]" in err and "already matched by inputs[0].paths[0]" in err
+    assert f"inputs[{len(FAULT_INPUTS)}].paths[0]" in err and "already matched by inputs[0].paths[0]" in err
     assert not out.exists() and time.monotonic() - t0 < BOUND_S
+
+
+def test_takedown_finds_documents_by_their_escaped_ids(fault_run, tmp_path):
+    """Ids with escapes (``%3A``, ``%23``, ``%FF``) and a backslash are looked up like any other:
+    one a line in the request file, exactly as the documents table spells them."""
+    import shutil
+
+    from pipelines.runfolder import takedown
+
+    run = str(tmp_path / "run")
+    shutil.copytree(fault_run["run"], run)
+    ids = ["realnews/realnews/names/a.jsonl%3A0", "cc_2020_50/cc/x.warc.gz%231",
+           "realnews/realnews/byte%FF.jsonl:0", "realnews/realnews/back\\slash.jsonl:0"]
+    request = tmp_path / "ids.txt"
+    request.write_text("".join(i + "\n" for i in ids))
+    kept_before = _shard_documents(run)
+    assert set(ids) <= kept_before
+    assert takedown.main(["--run", run, "--ids", str(request)]) == 0
+    entry = json.load(open(os.path.join(run, "run.json")))["takedowns"][-1]
+    assert sorted(entry["ids"]) == sorted(ids) and entry["unknown"] == []
+    assert _shard_documents(run) == kept_before - set(ids)  # the neighbours named alike stay
+
+
+def _shard_documents(run: str) -> set[str]:
+    return set(pd.concat(pd.read_parquet(f, columns=["id"])
+                         for f in glob.glob(os.path.join(run, "documents", "*", "*.parquet"))).id)
 
 
 def test_dashboard_of_the_fault_run_has_no_raw_control_characters(fault_run):

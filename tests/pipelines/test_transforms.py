@@ -2,6 +2,7 @@
 import os
 
 import apache_beam as beam
+import pandas as pd
 import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
@@ -113,21 +114,39 @@ def test_fuzzy_dedup_removes_near_duplicates_keeping_priority(pipeline):
         assert_that(out["inputs"], equal_to([(("fuzzy", d.source), 1) for d in docs]), label="inputs")
 
 
-def test_dedup_documents_adapter_applies_decisions(pipeline):
-    from pipelines.transforms.dedup_documents import DedupDocuments
+def _dedup_stage(tmp_path, docs, exact: bool, fuzzy: FuzzyDedupConfig) -> tuple[list, list]:
+    """The dedup stage curate ships (``pipelines.stages``: records from the parts, exact then
+    fuzzy decisions, applied in the parts) on ``docs``: (kept ids, (id, stage, kept) removed)."""
+    import glob
 
+    from pipelines.config.job import CurateConfig, DecontaminationStage, DedupConfig, InputSpec
+    from pipelines.stages import Stage, StageEnv
+    from pipelines.transforms.parts import WriteParts, part_urls, read_part
+
+    cfg = CurateConfig(inputs=[InputSpec("realnews", ["parts, not read"], "realnews")],  # (stage input: parts)
+                       dedup=DedupConfig(exact=exact, fuzzy=fuzzy),
+                       decontamination=DecontaminationStage(enabled=False))
+    read_dir, out_dir = str(tmp_path / "read"), str(tmp_path / "dedup")
+    with beam.Pipeline(runner="FnApiRunner") as p:
+        urls = part_urls(p | beam.Create(docs) | WriteParts(read_dir, "read", rows=2))
+        _ = urls | Stage("dedup", StageEnv(cfg, out_dir, vocab_size=50257))
+    kept = [d.id for f in glob.glob(os.path.join(out_dir, "_w", "stages", "dedup", "*.parquet"))
+            for d in read_part(f)]
+    removed = [(r["id"], r["stage"], r["detail"]["kept"])
+               for f in glob.glob(os.path.join(out_dir, "_w", "removed", "*", "*.jsonl.gz"))
+               for r in pd.read_json(f, lines=True).to_dict("records")]
+    return sorted(kept), sorted(removed)
+
+
+def test_dedup_stage_applies_exact_then_fuzzy_decisions(tmp_path):
     base, text = english(4), english(2)
     docs = [doc("owt/1", base.replace("library", "museum", 1), "openwebtext2"), doc("wiki/1", base, "wikipedia"),
             doc("cc/2", text, "cc_2020_50"), doc("wiki/2", text.upper(), "wikipedia"), doc("tiny", "short")]
-    with pipeline as p:
-        out = p | beam.Create(docs) | DedupDocuments(True, FuzzyDedupConfig(threshold=0.7))
-        assert_that(ids(out["kept"], "K"), equal_to(["wiki/1", "wiki/2", "tiny"]), label="kept")
-        assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.stage, r.detail["kept"], r.doc.text[:5])),
-                    equal_to([("owt/1", "fuzzy_dedup", "wiki/1", base[:5]), ("cc/2", "exact_dedup", "wiki/2", text[:5])]),
-                    label="removed")
-        fuzzy_only = p | "Docs2" >> beam.Create(docs) | "FuzzyOnly" >> DedupDocuments(False, FuzzyDedupConfig())
-        assert_that(fuzzy_only["removed"] | "R2" >> beam.Map(lambda r: (r.doc.id, r.stage)),
-                    equal_to([("owt/1", "fuzzy_dedup"), ("cc/2", "fuzzy_dedup")]), label="fuzzy_only")
+    kept, removed = _dedup_stage(tmp_path / "both", docs, True, FuzzyDedupConfig(threshold=0.7))
+    assert kept == ["tiny", "wiki/1", "wiki/2"]
+    assert removed == [("cc/2", "exact_dedup", "wiki/2"), ("owt/1", "fuzzy_dedup", "wiki/1")]
+    kept, removed = _dedup_stage(tmp_path / "fuzzy", docs, False, FuzzyDedupConfig())
+    assert [(i, s) for i, s, _ in removed] == [("cc/2", "fuzzy_dedup"), ("owt/1", "fuzzy_dedup")]
 
 
 def test_decontaminate_splits_out_task_ngrams(pipeline, tmp_path):

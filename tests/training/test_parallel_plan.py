@@ -43,27 +43,27 @@ def test_plan_rejects_bad_layout():
         memory_plan(GPTConfig.preset("mtnlg-530b"), tp=3)
 
 
-def test_nproc_relaunches_through_torchrun(monkeypatch):
-    """`--nproc 2` re-runs the same command under torchrun, minus `--nproc`, with the
-    environment the pre-flight checks returned (the real pre-flight and signal forwarding are
-    exercised end to end in test_launcher_signals and test_checkpoint_trust)."""
+def test_nproc_starts_the_workers_through_the_elastic_agent(monkeypatch):
+    """`--nproc 2` runs the same command as this node's workers under torch's elastic agent,
+    with the environment the pre-flight checks returned (the real agent, rendezvous, restarts
+    and signals are exercised end to end in test_elastic_launch and test_launcher_signals)."""
     launched = []
-
-    class FakeChild:
-        pid = 0
-
-        def __init__(self, cmd, env=None, **kwargs):
-            launched.append((cmd, env))
-
-        def wait(self):
-            return 0
-
     monkeypatch.setattr("training.launch.setup_logging", lambda: None)
     monkeypatch.setattr("training.launch.preflight", lambda args, cfg: {"CHECKED": "1"})
-    monkeypatch.setattr("subprocess.Popen", FakeChild)
+    monkeypatch.setattr("training.elastic.run_node",
+                        lambda node, args, env: launched.append((node, args, env)) or 0)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
-    assert main(["--manifest", "m.json", "--nproc", "2", "--steps", "3"]) == 0
-    ((cmd, env),) = launched
-    assert cmd[1:6] == ["-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", "-m"]
-    assert cmd[6:] == ["training.launch", "--manifest", "m.json", "--steps", "3"]
+    argv = ["--manifest", "m.json", "--nproc", "2", "--steps", "3", "--max-restarts", "2"]
+    assert main(argv) == 0
+    ((node, args, env),) = launched
+    assert (node.nproc_per_node, node.nnodes, node.max_restarts) == (2, 1, 2)
+    assert node.rdzv_endpoint is None  # one node: a free local port, as torchrun --standalone
+    assert args == ["-m", "training.launch", *argv]
     assert env == {"CHECKED": "1"}
+
+
+def test_several_nodes_need_a_rendezvous(monkeypatch, capsys):
+    monkeypatch.setattr("training.launch.setup_logging", lambda: None)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert main(["--manifest", "m.json", "--nnodes", "2", "--nproc", "2", "--steps", "3"]) == 2
+    assert "--rdzv-endpoint: required with --nnodes > 1" in capsys.readouterr().err

@@ -2,7 +2,8 @@ import pathlib
 
 import pytest
 
-from training.config import ConfigError, TrainConfig, parse_overrides
+from infra.config import ConfigError, parse_overrides
+from training.config import TrainConfig
 
 CONFIGS = pathlib.Path(__file__).parents[2] / "training" / "configs"
 DEMO = CONFIGS / "demo.yaml"
@@ -77,14 +78,17 @@ def test_yaml_with_cli_overrides(tmp_path):
     (dict(seq_length=4096), "model.seq_length"),  # tiny's positions stop at 128
     (dict(rampup_batch_start=4, rampup_batch_increment=5, global_batch_size=16),
      "schedule.rampup_batch_increment"),
-    ({"model.overrides": {"layers": 2}}, "model.overrides"),
+    ({"model.overrides": {"layers": 2}}, "model.overrides.layers"),
+    ({"model.overrides": {"n_layers": "2"}}, "model.overrides.n_layers"),
     (dict(grad_clip=-1.0), "optimizer.grad_clip"),
     (dict(tp=0), "parallelism.tp"),
     (dict(tp=3), "parallelism.tp"),  # does not divide the 4 heads of tiny
     (dict(data_parallel="allreduce"), "parallelism.data_parallel"),
     ({"checkpoint.keep_last": -1}, "checkpoint.keep_last"),
     ({"validation.interval": -1}, "validation.interval"),
-    (dict(verify_checksums="no"), "data.verify_checksums"),  # a string is not a bool
+    (dict(verify_shards="sometimes"), "data.verify_shards"),
+    (dict(verify_shards=True), "data.verify_shards"),  # a bool is not a mode
+    (dict(max_restarts=-1), "launch.max_restarts"),
     (dict(train_steps=2.5), "schedule.train_steps"),
 ])
 def test_validation_errors_name_the_setting(kw, named):
@@ -98,7 +102,7 @@ def test_unknown_and_misplaced_keys_in_yaml(tmp_path):
     with pytest.raises(ConfigError, match="^optimizer.learning_rate: unknown setting"):
         TrainConfig.from_yaml(str(p))
     p.write_text("schedule: {train_steps: 3}\nlr: 1e-3\n")
-    with pytest.raises(ConfigError, match="^lr: unknown section; it is a field of 'optimizer'"):
+    with pytest.raises(ConfigError, match="^lr: unknown setting; it is a setting of 'optimizer'"):
         TrainConfig.from_yaml(str(p))
 
 
@@ -128,3 +132,26 @@ def test_check_dp_names_setting():
     r = settings(global_batch_size=8, rampup_batch_start=2, rampup_batch_increment=2)
     with pytest.raises(ConfigError, match="^schedule.rampup_batch_start"):
         r.check_dp(4)
+
+
+def test_duplicate_keys_and_quoted_numbers_are_refused(tmp_path):
+    """Issue 25: the training config took a duplicate `train_steps: 3 / 7` as 7 and the string
+    "1e-3" as a learning rate; unquoted 1e-3 (a YAML 1.2 number) is a number."""
+    p = tmp_path / "c.yaml"
+    p.write_text("schedule:\n  train_steps: 3\n  train_steps: 7\n")
+    with pytest.raises(ConfigError, match=r"^schedule\.train_steps: duplicate key .*lines 2 and 3"):
+        TrainConfig.from_yaml(str(p))
+    p.write_text("schedule: {train_steps: 3}\noptimizer: {lr: \"1e-3\"}\n")
+    with pytest.raises(ConfigError, match=r"^optimizer\.lr: expected a number, got str '1e-3' "
+                                          r"\(a number in quotes is a string"):
+        TrainConfig.from_yaml(str(p))
+    p.write_text("schedule: {train_steps: 3, warmup_tokens: 1e3}\noptimizer: {lr: 1e-3}\n")
+    c = TrainConfig.from_yaml(str(p), ["lr=2e-3"])
+    assert c.optimizer.lr == 2e-3 and c.schedule.warmup_tokens == 1000
+
+
+def test_overrides_reach_into_mapping_settings():
+    c = TrainConfig.from_yaml(None, ["train_steps=1", "model.overrides.n_layers=3"])
+    assert c.model_config(vocab_size=100).n_layers == 3
+    with pytest.raises(ConfigError, match=r"^optimizer\.lr\.x: optimizer\.lr is a single setting"):
+        TrainConfig.from_yaml(None, ["train_steps=1", "optimizer.lr.x=3"])

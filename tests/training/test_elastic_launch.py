@@ -1,0 +1,142 @@
+"""The launcher's elastic agent with real processes (gloo on CPU):
+
+- two nodes on one machine: two `mtnlg train --nnodes 2 --nproc 2` launchers meeting at a c10d
+  rendezvous on 127.0.0.1 train exactly as one `--nproc 4` launcher with the same layout;
+- a rank SIGKILLed mid-run: the agent restarts the workers (`--max-restarts 1`), which resume
+  from the newest complete, verified checkpoint without any flag (a half-written checkpoint
+  folder in the way is not chosen); every step's loss and the data position equal an
+  uninterrupted run's, and each step is logged once.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from training_fixtures import write_manifest
+from training.checkpoint import sealed_steps
+from training.config import TrainConfig
+from training.trainer import Trainer
+
+ROOT = Path(__file__).parents[2]
+SETTINGS = {"model.name": "tiny", "seq_length": 32, "global_batch_size": 4,
+            "micro_batch_size": 1, "lr": 3e-3, "warmup_tokens": 0, "decay_tokens": 40 * 4 * 32,
+            "dtype": "float32", "seed": 7, "tensorboard": False, "validation.batches": 0}
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory):
+    return write_manifest(str(tmp_path_factory.mktemp("blend")), repeat=5)
+
+
+def launcher(manifest: str, out: Path, *flags: str, **settings) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    env.update(OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
+    sets = [f"--set={k}={v}" for k, v in {**SETTINGS, **settings}.items()]
+    return subprocess.Popen([sys.executable, "-m", "training.launch", "--manifest", manifest,
+                             "--output", str(out), *flags, *sets], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finish(proc: subprocess.Popen, timeout: float = 180) -> str:
+    try:
+        log = proc.communicate(timeout=timeout)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        log = proc.communicate()[0]
+        raise AssertionError(f"launcher did not finish in {timeout} s:\n{log[-4000:]}")
+    assert proc.returncode == 0, log[-4000:]
+    return log
+
+
+def metrics(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()
+            if '"loss"' in line]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_two_nodes_on_one_machine_equal_one_node(tmp_path, manifest):
+    layout = dict(tp=2, pp=2, dp=1, train_steps=3)  # tp inside a node, pp across the nodes
+    endpoint = f"127.0.0.1:{free_port()}"
+    nodes = [launcher(manifest, tmp_path / "two-nodes", "--nnodes", "2", "--nproc", "2",
+                      "--rdzv-endpoint", endpoint, "--rdzv-id", "two-nodes-test", **layout)
+             for _ in range(2)]
+    logs = [finish(n) for n in nodes]
+    assert any("dp 1 x pp 2 x tp 2 = 4 ranks" in log for log in logs), logs[0][-3000:]
+    one = finish(launcher(manifest, tmp_path / "one-node", "--nproc", "4", **layout))
+    assert "dp 1 x pp 2 x tp 2 = 4 ranks" in one
+    two_rows, one_rows = metrics(tmp_path / "two-nodes"), metrics(tmp_path / "one-node")
+    assert [r["step"] for r in two_rows] == [r["step"] for r in one_rows] == [1, 2, 3]
+    for a, b in zip(two_rows, one_rows):
+        assert abs(a["loss"] - b["loss"]) < 1e-5, (a["step"], a["loss"], b["loss"])
+        assert abs(a["grad_norm"] - b["grad_norm"]) < 1e-5, (a["step"], a["grad_norm"])
+        assert a["consumed_tokens"] == b["consumed_tokens"]
+    assert sealed_steps(str(tmp_path / "two-nodes" / "checkpoints")) == [3]
+
+
+def worker_pid(out: Path, local_rank: int) -> int | None:
+    """A worker of the launcher writing to ``out`` (its command line names the folder)."""
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if str(out).encode() in cmd and f"LOCAL_RANK={local_rank}".encode() in env \
+                and b"WORLD_SIZE=2" in env:
+            return int(pid)
+    return None
+
+
+@pytest.mark.slow
+def test_killed_rank_restarts_and_resumes_from_the_newest_checkpoint(tmp_path, manifest):
+    steps, out = 40, tmp_path / "restarted"
+    # a save cut short: a step folder without its checksums.json seal, newer than any real one
+    half = out / "checkpoints" / "step-00000999"
+    half.mkdir(parents=True)
+    (half / "__0_0.distcp").write_bytes(b"\0" * 100)
+    run = launcher(manifest, out, "--nproc", "2", "--max-restarts", "1",
+                   **{"train_steps": steps, "checkpoint.interval": 5})
+    deadline = time.time() + 150
+    while time.time() < deadline and run.poll() is None:
+        if (out / "metrics.jsonl").exists() and len(metrics(out)) >= 7:
+            break  # the checkpoint of step 5 is sealed: the step-6 line is written after it
+        time.sleep(0.05)
+    pid = worker_pid(out, local_rank=1)
+    assert run.poll() is None and pid is not None, run.communicate()[0][-3000:]
+    os.kill(pid, signal.SIGKILL)
+    log = finish(run)
+    assert "restart 1 after a failure" in log, log[-4000:]
+    resumed_from = int(log.split("resuming from ")[1].split("step-")[1][:8])
+    assert 5 <= resumed_from < steps and resumed_from % 5 == 0
+
+    full = Trainer.from_manifest(TrainConfig.from_settings(
+        {**SETTINGS, "train_steps": steps, "output_dir": str(tmp_path / "full")}), manifest)
+    reference = full.train()
+    rows = metrics(out)
+    assert [r["step"] for r in rows] == list(range(1, steps + 1))  # each step logged once
+    for a, b in zip(rows, reference):
+        assert abs(a["loss"] - b["loss"]) < 1e-5, (a["step"], a["loss"], b["loss"])
+        assert a["consumed_tokens"] == b["consumed_tokens"]
+        assert a["source_tokens"] == b["source_tokens"]
+    final = out / "checkpoints" / f"step-{steps:08d}"
+    assert steps in sealed_steps(str(out / "checkpoints"))
+    again = Trainer.from_manifest(TrainConfig.from_settings(
+        {**SETTINGS, "train_steps": steps, "output_dir": str(tmp_path / "again")}), manifest)
+    again.load_checkpoint(str(final))
+    assert again.loader.consumed_samples == full.loader.consumed_samples == steps * 4

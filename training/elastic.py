@@ -1,0 +1,141 @@
+"""Start this node's ranks with torch's elastic agent (``torch.distributed.launcher.api``, the
+library behind ``torchrun``), from inside ``mtnlg train``.
+
+    # one node, 2 ranks (a c10d rendezvous on a free local port, as `torchrun --standalone`)
+    node = NodeLaunch(nproc_per_node=2)
+    # node i of 2, every node running the same command (c10d rendezvous hosted by the first
+    # agent that binds HOST:PORT; the others join it)
+    node = NodeLaunch(nproc_per_node=8, nnodes=2, rdzv_endpoint="HOST:29500", rdzv_id="job-7")
+    exit_code = run_node(node, ["-m", "training.launch", "--manifest", "M", ...])
+
+What the agent does for us, instead of a hand-written relaunch:
+- rendezvous: the agents agree on the node ranks and the world size; every worker gets RANK,
+  LOCAL_RANK, WORLD_SIZE, MASTER_ADDR/PORT (the agents' store) and TORCHELASTIC_RESTART_COUNT;
+- restarts: when a worker exits with an error or a signal (SIGKILL, a crashed rank), the agent
+  stops this node's other workers (SIGTERM), rendezvouses again and starts a new set, up to
+  ``max_restarts`` times; the other nodes' agents see the new round and restart theirs. The
+  workers resume from the run's newest verified checkpoint (``Trainer.resume``);
+- signals: SIGTERM/SIGINT/SIGHUP/SIGQUIT to this process are passed to every worker of the node;
+  the agent waits ``shutdown_timeout_s`` for them (the ranks checkpoint after the current step)
+  before it SIGKILLs what is left, so nothing outlives the launcher.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import uuid
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class NodeLaunch:
+    """How this node joins the job (torchrun's flags of the same names)."""
+
+    nproc_per_node: int
+    """Worker processes on this node (one per GPU on a GPU node)."""
+    nnodes: int = 1
+    """Nodes in the job; every node runs the same command."""
+    rdzv_endpoint: str | None = None
+    """HOST:PORT of the c10d rendezvous, the same on every node; None with one node: a free port
+    on 127.0.0.1 (torchrun --standalone)."""
+    rdzv_id: str | None = None
+    """Job id shared by the nodes' agents (e.g. the scheduler's job id); None with one node: a
+    fresh uuid. Required with several nodes."""
+    max_restarts: int = 0
+    """Worker-group restarts after a failure before the job gives up."""
+    shutdown_timeout_s: int = 30
+    """Seconds the agent waits for the workers after a SIGTERM (time to checkpoint) before
+    SIGKILL."""
+    local_addr: str | None = None
+    """Address other nodes reach this node at (torchrun --local-addr); None: its hostname."""
+
+    def __post_init__(self):
+        if self.nproc_per_node < 1:
+            raise ValueError(f"--nproc: must be >= 1 (got {self.nproc_per_node})")
+        if self.nnodes < 1:
+            raise ValueError(f"--nnodes: must be >= 1 (got {self.nnodes})")
+        if self.max_restarts < 0:
+            raise ValueError(f"max_restarts: must be >= 0 (got {self.max_restarts})")
+        if self.shutdown_timeout_s < 0:
+            raise ValueError(f"shutdown_timeout_s: must be >= 0 (got {self.shutdown_timeout_s})")
+        if self.nnodes > 1 and not self.rdzv_endpoint:
+            raise ValueError("--rdzv-endpoint: required with --nnodes > 1 (HOST:PORT of the "
+                             "rendezvous, the same on every node)")
+        if self.nnodes > 1 and not self.rdzv_id:
+            raise ValueError("--rdzv-id: required with --nnodes > 1 (a job id shared by the "
+                             "nodes, e.g. $SLURM_JOB_ID)")
+        if self.rdzv_endpoint:
+            host, sep, port = self.rdzv_endpoint.rpartition(":")
+            if not sep or not host or not port.isdigit():
+                raise ValueError(f"--rdzv-endpoint: expected HOST:PORT (got "
+                                 f"{self.rdzv_endpoint!r})")
+
+    def launch_config(self):
+        import dataclasses
+
+        from torch.distributed.launcher.api import LaunchConfig
+
+        extra = {}
+        if "shutdown_timeout" in {f.name for f in dataclasses.fields(LaunchConfig)}:
+            extra["shutdown_timeout"] = self.shutdown_timeout_s
+        elif self.shutdown_timeout_s != 30:  # torch before the option: fixed at 30 s
+            log.warning("this torch's elastic agent waits a fixed 30 s after SIGTERM; "
+                        "launch.shutdown_timeout_s %d is not applied", self.shutdown_timeout_s)
+        return LaunchConfig(
+            min_nodes=self.nnodes, max_nodes=self.nnodes, nproc_per_node=self.nproc_per_node,
+            rdzv_backend="c10d", rdzv_endpoint=self.rdzv_endpoint or "localhost:0",
+            run_id=self.rdzv_id or str(uuid.uuid4()), max_restarts=self.max_restarts,
+            monitor_interval=0.1, start_method="spawn", local_addr=self.local_addr, **extra)
+
+
+def run_node(node: NodeLaunch, worker_args: list[str], env: dict[str, str] | None = None) -> int:
+    """Run ``python WORKER_ARGS`` as this node's workers under the elastic agent and return the
+    launcher's exit status: 0 when every worker succeeded, 1 when the workers failed after
+    ``max_restarts`` restarts, 128 + N when signal N stopped the job (the workers got it first).
+    ``env`` is added to the environment the workers inherit."""
+    from torch.distributed.elastic.multiprocessing.api import SignalException
+    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+    from torch.distributed.launcher.api import elastic_launch
+
+    os.environ.update(env or {})
+    # A fresh TCPStore per rendezvous round: with the agent's store shared across rounds (the
+    # default), restarted workers read the previous round's gloo/NCCL addresses and cannot
+    # connect (pytorch/pytorch#135712; seen here with torch 2.13 and gloo).
+    os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")
+    config = node.launch_config()
+    log.info("elastic agent: %d node(s) x %d worker(s), rendezvous c10d %s (id %s), max "
+             "restarts %d", node.nnodes, node.nproc_per_node, config.rdzv_endpoint,
+             config.run_id, node.max_restarts)
+    try:
+        elastic_launch(config, sys.executable)(*worker_args)
+    except ChildFailedError as e:
+        rank, first = min(e.failures.items()) if e.failures else (None, None)
+        why = (f"rank {rank} (local rank {first.local_rank}) exited with "
+               f"{_describe_exit(first.exitcode)}") if first else "workers failed"
+        log.error("training failed after %d restart(s): %s", node.max_restarts, why)
+        return 1
+    except SignalException as e:
+        log.warning("%s: the workers were stopped (they checkpoint after the current step)",
+                    e.sigval.name)
+        return 128 + int(e.sigval)
+    return 0
+
+
+def _describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"status {code}"
+
+
+def restart_count() -> int:
+    """How many times the agent restarted this worker group (0 on the first attempt, and
+    outside the agent)."""
+    return int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") or 0)
