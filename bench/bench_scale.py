@@ -22,6 +22,8 @@ RSS growth per document (the goal of issue 26: <= 1 KB per document).  Results a
 before a change, ``git worktree add``), alternating with this tree ``--repeats`` times, on the
 same input; it prints both sides' CPU per document (medians) and their ratio, and checks that
 the results are the same: kept document ids, every shard's sha256, run.json's accounting.
+``--baseline-config``: the baseline side's config, when the two trees need different files for
+the same settings (e.g. this tree's ``id_index: false`` is a key the baseline does not know).
 """
 from __future__ import annotations
 
@@ -190,12 +192,12 @@ def ensure_sample(workdir: Path, docs: int) -> Path:
     return out
 
 
-def run_size(args, docs: int, tree: Path = REPO, tag: str = "") -> dict:
+def run_size(args, docs: int, tree: Path = REPO, tag: str = "", config: str | None = None) -> dict:
     sample = ensure_sample(args.workdir, docs)
     run = args.workdir / f"run-{docs}{tag}"
     bundle_log = args.workdir / f"bundles-{docs}{tag}.log"
     bundle_log.unlink(missing_ok=True)
-    cmd = [sys.executable, "-c", DRIVER, str(bundle_log), "--config", args.config, "--input-root",
+    cmd = [sys.executable, "-c", DRIVER, str(bundle_log), "--config", config or args.config, "--input-root",
            str(sample), "--output", str(run), f"--direct_num_workers={args.workers}",
            "--direct_running_mode=multi_processing"] + (["--staged"] if args.mode == "staged" else [])
     print(f"curate {docs} documents ({args.mode} job, {args.workers} workers, tree {tree}) -> {run}",
@@ -308,7 +310,7 @@ def compare(args, docs: int) -> list[dict]:
     for i in range(args.repeats):
         order = [("base", args.baseline), ("this", REPO)][:: 1 if i % 2 == 0 else -1]
         for tag, tree in order:
-            r = run_size(args, docs, tree, f"-{tag}")
+            r = run_size(args, docs, tree, f"-{tag}", args.baseline_config if tag == "base" else None)
             r["side"] = tag
             runs.append(r)
             (args.workdir / "compare.json").write_text(json.dumps(runs, indent=1))
@@ -342,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline", type=Path, default=None,
                    help="another checkout to compare with (runs alternate; results must match)")
     p.add_argument("--repeats", type=int, default=3, help="runs per side with --baseline")
+    p.add_argument("--baseline-config", default=None,
+                   help="the baseline's config (default: --config); e.g. its own demo.yaml when this "
+                        "tree's has settings the baseline does not know")
     args = p.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     if args.baseline is not None:
