@@ -13,7 +13,7 @@
 2. Each stage of the curate job runs in this process on one core, on every page that reaches
    it, with the demo config's settings and the job's own code: read (WARC parsing + HTML
    extraction with ``--extractor``, any name ``curation.readers.read_warc`` accepts), normalize,
-   language id, heuristics, dedup records (MinHash, exact-Jaccard shingle sets), the
+   personal-data replacement (when the demo config enables it), language id, heuristics, dedup records (MinHash, exact-Jaccard shingle sets), the
    decontamination scan (the sample's eval tasks, as the demo), tokenization (GPT-2).  CPU
    seconds per page and stage (``time.process_time``; best of ``--repeats``) are the per-core
    rates.  Two projections: every page through every stage (a multilingual config: nothing
@@ -114,6 +114,11 @@ class Stages:
 
         texts = timed("normalize", lambda ds: [normalize_text(d.text) for d in ds], docs)
         docs = [d.__class__(d.id, d.source, t, d.url, d.meta) for d, t in zip(docs, texts)]
+        if self.cfg.pii.enabled:  # as the read stage: after normalize, before any filter
+            from curation.pii import redact_pii
+
+            texts = timed("pii", lambda ds: [redact_pii(d.text, self.cfg.pii)[0] for d in ds], docs)
+            docs = [d.__class__(d.id, d.source, t, d.url, d.meta) for d, t in zip(docs, texts)]
         langs = timed("language", lambda ds: [self.lang.predict(d.text) for d in ds], docs)
         if filtered:
             docs = [d for d, (lang, score) in zip(docs, langs)
