@@ -3,9 +3,11 @@
 Dedup never moves document text: a ``DedupRecord`` holds the few hundred bytes both dedup
 stages work on, and each stage shuffles only the part it needs:
 
-- ``node``: the keep-rule sort key plus the source, ``keep_rank(doc) + (source,)``.  Ordering
-  nodes orders documents by the keep rule, so the smallest node of a duplicate group or
-  component is the survivor; ``node_id`` / ``node_source`` read it back.
+- ``node``: the keep-rule sort key plus the source, ``keep_rank(doc) + (source,)`` (six values:
+  four rank values, the id, the source).  Ordering nodes orders documents by the keep rule, so
+  the smallest node of a duplicate group or component is the survivor; ``node_id`` /
+  ``node_source`` read it back.  The file-backed dedup of the curate job appends where the
+  document is, ``(part key, row)`` (``with_ref``): ids are unique, so the order is unchanged.
 - ``text_hash``: 16-byte xxh3-128 digest of the canonical text (exact dedup's key;
   ``.hex()`` is ``curation.exact_dedup.text_hash``).
 - ``bands``: the LSH band keys ``(band, 8-byte digest)`` of the MinHash signature, None when
@@ -58,12 +60,25 @@ def dedup_node(doc: Document, priority: dict[str, int] | None = None) -> tuple:
     return keep_rank(doc, priority) + (doc.source,)
 
 
+RANK_FIELDS = 4
+"""Values of a node before its id: source priority, unscored flag, -quality, -length."""
+
+
 def node_id(node: tuple) -> str:
-    return node[-2]
+    return node[RANK_FIELDS]
 
 
 def node_source(node: tuple) -> str:
-    return node[-1]
+    return node[RANK_FIELDS + 1]
+
+
+def node_ref(node: tuple) -> tuple[int, int]:
+    """``(part key, row)`` of a node made ``with_ref``."""
+    return node[RANK_FIELDS + 2], node[RANK_FIELDS + 3]
+
+
+def with_ref(node: tuple, part_key: int, row: int) -> tuple:
+    return (*node[:RANK_FIELDS + 2], part_key, row)
 
 
 OLDER = 1 << 40
@@ -85,7 +100,7 @@ def index_row(record: DedupRecord) -> dict:
     """A record as a ``RUN/dedup_index/`` row (``pipelines.transforms.dedup_index.INDEX_SCHEMA``)."""
     bands = record.bands
     return {"id": record.id, "source": record.source,
-            "rank": json.dumps(list(record.node[:-2])), "text_hash": record.text_hash,
+            "rank": json.dumps(list(record.node[:RANK_FIELDS])), "text_hash": record.text_hash,
             "band_keys": None if bands is None else [k for _, k in bands],
             "signature": record.signature, "shingles": record.shingles}
 

@@ -8,7 +8,6 @@ the input location).  Records are plain dataclasses so they pickle for any Beam 
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,12 +118,19 @@ MAX_META_DEPTH = 32
 """Deepest nesting of containers allowed in ``Document.meta`` / ``Removal.detail``.  Real
 metadata is two or three levels deep; Beam's coders recurse per level and fail near 500."""
 MAX_META_ITEMS = 100_000
-_SURROGATE_RE = re.compile(r"[\ud800-\udfff]")
 
 
 def has_lone_surrogate(text: str) -> bool:
-    """JSON ``"\\ud800"`` escapes decode to strings that UTF-8 cannot encode."""
-    return not text.isascii() and _SURROGATE_RE.search(text) is not None
+    """JSON ``"\\ud800"`` escapes decode to strings that UTF-8 cannot encode.  A Python string
+    fails strict UTF-8 encoding exactly when it holds a surrogate code point; the encoder finds
+    that ~5x faster than a regex scan of the text."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def value_problem(value: Any, max_depth: int = MAX_META_DEPTH) -> str | None:

@@ -109,6 +109,7 @@ class TextTokenizer:
         self.path, self._json_path, self._vocab_merges = _resolve(path)
         self._tok: Any = None
         self._sha256: str | None = None
+        self._words: Any = None
 
     # -- lazy state: loaded on first use, dropped when pickled -------------------------------
     def _load(self) -> Any:
@@ -132,6 +133,9 @@ class TextTokenizer:
                                      f"({type(e).__name__}: {detail})") from None
             tok.encode_special_tokens = True  # literal "<|endoftext|>" in text is just text
             self._sha256 = hashlib.sha256(data).hexdigest()
+            from curation.bpe_words import WordEncoder, applies
+
+            self._words = WordEncoder(tok) if applies(tok) else None  # same ids, ~4x less CPU
             self._tok = tok
         return self._tok
 
@@ -143,7 +147,7 @@ class TextTokenizer:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._json_path = self._vocab_merges = None
-        self._tok = None
+        self._tok = self._words = None
 
     # -- facts -------------------------------------------------------------------------------
     @property
@@ -177,11 +181,15 @@ class TextTokenizer:
                      append_eod: bool = False) -> list[np.ndarray]:
         """Token ids (int32) per text; ``append_eod`` adds the EOD id to each."""
         tok = self._load()
-        # encode_batch_fast (tokenizers >= 0.21) skips character offsets we never use: same ids.
-        encode = getattr(tok, "encode_batch_fast", tok.encode_batch)
-        encodings = encode(list(texts), add_special_tokens=False)
         eod = [self.eod_id] if append_eod else []
-        return [np.array(e.ids + eod, dtype=np.int32) for e in encodings]
+        texts = list(texts)
+        ids = [self._words.encode(t) for t in texts] if self._words is not None else [None] * len(texts)
+        rest = [t for t, i in zip(texts, ids) if i is None]
+        if rest:  # encode_batch_fast (tokenizers >= 0.21) skips the character offsets: same ids
+            encode = getattr(tok, "encode_batch_fast", tok.encode_batch)
+            done = iter(e.ids for e in encode(rest, add_special_tokens=False))
+            ids = [i if i is not None else next(done) for i in ids]
+        return [np.array(i + eod, dtype=np.int32) for i in ids]
 
     def decode(self, ids: Sequence[int] | np.ndarray) -> str:
         return self._load().decode([int(i) for i in ids], skip_special_tokens=False)

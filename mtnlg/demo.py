@@ -29,6 +29,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--nproc", type=int, default=2, help="training processes (default: %(default)s)")
     p.add_argument("--steps", type=int, default=None, help="training steps (default: the demo config's)")
     p.add_argument("--skip-train", action="store_true", help="stop after blending (no torch needed)")
+    p.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
+                   help="curate's live progress line (documents, documents/s, ETA) every SECONDS "
+                        "(default: 1 on a terminal, 30 otherwise; 0: off)")
     return p.parse_args(argv)
 
 
@@ -71,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         "--config", "demo", "--input-root", str(sample),
         "--quality-model", str(quality / "model.bin"),
         "--output", str(run), f"--direct_num_workers={args.workers}",
+        *(["--progress-every", str(args.progress_every)] if args.progress_every is not None else []),
     ]), "curate")
     timings["curate"] = time.perf_counter() - t
 

@@ -38,6 +38,7 @@ On a cluster, any Beam runner and its usual options::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -58,6 +59,7 @@ from apache_beam.options.pipeline_options import PipelineOptions, StandardOption
 from infra.resources import ResourceError, config_path
 from pipelines.config import options as cli_options
 from pipelines.runfolder import report
+from pipelines.runfolder.progress import ProgressLine
 from pipelines.runfolder.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
 from infra.compat import CompatError
 from infra.compat.beam import is_local_runner, safe_local_data_plane
@@ -105,6 +107,10 @@ def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
     p.add_argument("--overwrite", action="store_true",
                    help="allow --output to be a non-empty folder that holds no curate run "
                         "(only the names a run writes are replaced)")
+    p.add_argument("--progress-every", type=float, default=None, metavar="SECONDS",
+                   help="while a stage runs, show documents done, documents/s and an ETA every "
+                        "SECONDS (default: 1, one line rewritten in place, on a terminal; 30 "
+                        "otherwise; 0: off)")
     cli_options.add_log_level(p)
     args, rest = p.parse_known_args(argv)
     if args.resume and args.output and os.path.abspath(args.output) != os.path.abspath(args.resume) \
@@ -173,6 +179,17 @@ def _runner(args: list[str]) -> str | None:
     return runner
 
 
+def input_bytes(cfg: CurateConfig) -> int:
+    """Size of every input file (the read stage's progress is a share of it); 0 if unknown."""
+    from apache_beam.io.filesystems import FileSystems
+
+    try:
+        return sum(m.size_in_bytes or 0 for spec in cfg.inputs for pattern in spec.paths
+                   for m in FileSystems.match([pattern])[0].metadata_list)
+    except Exception:  # noqa: BLE001 - a display only
+        return 0
+
+
 def _run_fingerprint(cfg: CurateConfig, tokenizer_sha: str, quality: dict | None,
                      against: list | None = None) -> str:
     config = {k: v for k, v in cfg.to_dict().items() if k != "config_path"}
@@ -208,6 +225,25 @@ class Runner:
         self.vocab_size = vocab_size
         self.quality_sha = (quality or {}).get("sha256")
         self.against: tuple = ()
+        self.progress_every: float | None = None
+        self.passed_on: dict[str, int] = {}  # documents each stage passed on (progress totals)
+
+    @contextlib.contextmanager
+    def _progress(self, stages: list[tuple[str, str]]):
+        """The live progress line of one Beam job (``pipelines.runfolder.progress``)."""
+        stream = cli_options.terminal()
+        tty = bool(getattr(stream, "isatty", lambda: False)())
+        names = [s for s, _ in stages]
+        earlier = [s for s in STAGES[:STAGES.index(names[0])] if s in self.passed_on] if names else []
+        totals = {names[0]: self.passed_on[earlier[-1]]} if earlier else {}
+        line = ProgressLine(stages, stream, tty, self.progress_every,
+                            input_bytes(self.cfg) if "read" in names else 0, totals)
+        line.start()
+        try:
+            yield
+        finally:
+            line.stop()
+            self.passed_on.update(line.passed_on)
 
     def _env(self, attempt) -> StageEnv:
         return StageEnv(self.cfg, attempt.staging, self.vocab_size, self.quality_sha, self.against)
@@ -224,8 +260,9 @@ class Runner:
         for s in STAGES:
             urls = build_stage(s, p, self._env(attempts[s]), urls)
         t0 = time.perf_counter()
-        result = p.run()
-        result.wait_until_finish()
+        with self._progress([(s, attempts[s].staging) for s in STAGES if enabled(s, self.cfg)]):
+            result = p.run()
+            result.wait_until_finish()
         wall = time.perf_counter() - t0
         split = _split_by_stage(safe_counters(result), stage_seconds(result), STAGES)
         infos, previous = {}, []
@@ -253,8 +290,9 @@ class Runner:
             urls = None if stage == "read" else p | "InputParts" >> beam.Create(
                 [self.rd.path(*rel.split("/")) for rel in previous])
             build_stage(stage, p, self._env(attempt), urls)
-            result = p.run()
-            result.wait_until_finish()
+            with self._progress([(stage, attempt.staging)]):
+                result = p.run()
+                result.wait_until_finish()
             rows, seconds = safe_counters(result), stage_seconds(result)
         wall = time.perf_counter() - t0
         info = {"parts": self._parts_info(stage, attempt, previous), "wall_seconds": round(wall, 3),
@@ -325,6 +363,7 @@ def run(argv: list[str] | None = None) -> int:
         return 2
     runner = Runner(cfg, rd, fp, options, tokenizer.vocab_size, quality)
     runner.against = tuple(against)
+    runner.progress_every = args.progress_every
     started, t0 = dt.datetime.now(dt.timezone.utc), time.perf_counter()
     with cli_options.job_logging(rd.root, "curate", args.log_level) as log_path:
         code = _run_stages(args, rd, fp, runner)

@@ -60,7 +60,7 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
     cfg = env.cfg
     skip = cfg.skip_sources
-    fns = [ReadWorkFn(cfg.inputs, cfg.input_root), NormalizeFn()]
+    fns = [ReadWorkFn(cfg.inputs, cfg.input_root, env.out_dir), NormalizeFn()]
     if cfg.pii.enabled:  # before any stage reads the text: nothing downstream sees the values
         from pipelines.transforms.pii import PiiFn
 
@@ -85,64 +85,35 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
 
 def build_dedup(p, env: StageEnv, urls):
-    """Exact dedup, then fuzzy dedup of exact's survivors, on ``DedupRecord`` s computed where
-    each part is read; the decisions go back to the parts holding their documents.  The records
-    of the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
-    ``--dedup-against`` the older runs' index records join both dedup steps (never removed)."""
-    from pipelines.transforms.decisions import ApplyDecisions
-    from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, DedupRecords, ExactDedup
-    from pipelines.transforms.dedup_index import REDIRECTS, ReadIndex, WriteDedupIndex, index_parameters
+    """Exact dedup, then fuzzy dedup of exact's survivors, all sources jointly
+    (``pipelines.transforms.dedup_partitioned``): the per-document records go to files where
+    each part is read, the decisions back to the parts holding their documents.  The records of
+    the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
+    ``--dedup-against`` the older runs' index parts join both dedup steps (never removed)."""
+    from pipelines.transforms.dedup_partitioned import PartitionedDedup
     from pipelines.transforms.dedup_stats import WriteDedupOutputs
-    from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
-    from pipelines.transforms.parts import ReadParts, WriteParts, part_urls
+    from pipelines.transforms.parts import PART_ROWS, part_urls
     from pipelines.transforms.stats import StageOutcomes
-    from pipelines.transforms.survivors import final_decisions
 
     cfg = env.cfg
     fuzzy = cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None
-    keyed = urls | "ReadParts" >> ReadParts("dedup", with_part=True)
-    ids = keyed | "IdPart" >> beam.MapTuple(lambda url, d: (d.id, url))
-    records = (keyed
-               | "Docs" >> beam.Values()
-               | "Records" >> DedupRecords(fuzzy, cfg.priority))
-    index = (beam.pvalue.PBegin(urls.pipeline)
-             | "OlderIndex" >> ReadIndex(list(env.against), with_redirects=True) if env.against else None)
-    older = index["records"] if index else None
-    decisions, extra, members = {}, {GROUPS: [], INPUTS: [], BUCKETS: [], "rounds": []}, None
-    if cfg.dedup.exact:
-        ex = ({"records": records, "older": older} if older is not None else records) | "Exact" >> ExactDedup()
-        decisions["exact"] = ex[DECISIONS]
-        for k in (GROUPS, INPUTS):
-            extra[k].append(ex[k])
-        members = ex["kept"]
-    if fuzzy is not None:  # the members are exact's survivors; records supply the features
-        inputs = {"records": records, "members": members, "older": older}
-        fz = {k: v for k, v in inputs.items() if v is not None} | "Fuzzy" >> FuzzyDedup(fuzzy)
-        decisions["fuzzy"] = fz[DECISIONS]
-        for k in extra:
-            extra[k].append(fz[k])
-    # Removals name the document that survives both steps (and the older runs' own dedup).
-    decided = final_decisions(**decisions, older_links=index[REDIRECTS] if index else None)
-    # ExactDedup / FuzzyDedup count their removals when they decide: apply without counting
-    # them again; the documents each stage passed are counted where they are.
-    kept_stages = tuple(s for s, on in (("exact_dedup", cfg.dedup.exact),
-                                        ("fuzzy_dedup", fuzzy is not None)) if on)
-    applied = ({"parts": urls, "ids": ids, "decisions": decided}
-               | "Apply" >> ApplyDecisions(count_removed=False, kept_stages=kept_stages))
-    parts = applied["kept"] | "WriteParts" >> WriteParts(env.out_dir, "dedup")
-    index = ({"records": records, "decisions": decided}
-             | "WriteIndex" >> WriteDedupIndex(env.out_dir, index_parameters(cfg.dedup.exact, fuzzy)))
-    dedup_in = {k: flatten_small(v, f"AllDedup_{k}") for k, v in extra.items() if v}
+    older = [part for ix in env.against for part in ix.parts]
+    out = urls | "Dedup" >> PartitionedDedup(env.out_dir, cfg.dedup.exact, fuzzy, cfg.priority, older,
+                                             sum(ix.documents for ix in env.against), PART_ROWS)
+    parts = out["parts"]  # written where the decisions met them
+    dedup_in = {k: flatten_small(out[k], f"AllDedup_{k}") for k in ("groups", "inputs")}
+    dedup_in.update({k: out[k] for k in ("buckets", "rounds") if out[k] is not None})
     _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
-    outcomes = {"removed": applied["removed"]}
-    if cfg.id_index and GROUPS in dedup_in:  # where each member's group row is, for mtnlg explain
+    # The dedup steps count their removals when they decide; the parts count what passed.
+    outcomes = {"removed": out["removed"]}
+    if cfg.id_index and out["groups"]:  # where each member's group row is, for mtnlg explain
         from pipelines.transforms.id_index import detail_json, entry
 
-        outcomes["index"] = dedup_in[GROUPS] | "GroupEntries" >> beam.Map(
+        outcomes["index"] = dedup_in["groups"] | "GroupEntries" >> beam.Map(
             lambda r: entry("dedup", r["id"], r["id"], None, detail_json(r)))
     outcomes = outcomes | "Outcomes" >> StageOutcomes(
         env.out_dir, "dedup", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
-    _manifest(env, "dedup", [parts, index, outcomes["descriptors"]])
+    _manifest(env, "dedup", [parts, out["index"], outcomes["descriptors"]])
     return part_urls(parts)
 
 
@@ -152,7 +123,7 @@ def build_decontaminate(p, env: StageEnv, urls):
     from pipelines.transforms.stats import StageOutcomes, WriteContaminationStats
 
     cfg = env.cfg
-    docs = urls | "ReadParts" >> ReadParts("decontaminate")
+    docs = urls | "ReadParts" >> ReadParts("decontaminate", progress=env.out_dir)
     out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks, cfg.decontamination.rule,
                                                       separate_kept=True)
     # The kept documents as the stage produced them (clean / split), each written where it is:
@@ -176,7 +147,7 @@ def build_tokenize(p, env: StageEnv, urls):
     from pipelines.transforms.tokenize import Tokenize
 
     cfg, tok = env.cfg, env.cfg.tokenizer
-    docs = urls | "ReadParts" >> ReadParts("tokenize")
+    docs = urls | "ReadParts" >> ReadParts("tokenize", progress=env.out_dir)
     out = docs | "Tokenize" >> Tokenize(tok.path, tok.min_tokens, tok.batch_size)
     dtype = dtype_for_vocab(env.vocab_size).name
     shards = out["kept"] | "Shards" >> WriteShards(env.out_dir, cfg.shards.max_tokens_per_shard, dtype)

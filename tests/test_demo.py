@@ -14,12 +14,20 @@ from blending.indexed_dataset import IndexedDataset
 def test_demo_end_to_end(tmp_path: Path):
     work = tmp_path / "demo"
     proc = subprocess.run(
-        [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", "30"],
+        [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", "30",
+         "--progress-every", "1"],
         capture_output=True, text=True, timeout=1200,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = proc.stdout
     assert "[FELL]" in out, out[-3000:]
+    # curate's live progress (stderr is no terminal here: one line per change, every second),
+    # every stage's lines before its end-of-stage summary line on stdout
+    progress = [line for line in proc.stderr.splitlines() if " documents" in line and ": " in line]
+    stages = [line.split(":")[0] for line in progress]
+    assert [s for i, s in enumerate(stages) if s not in stages[:i]] == [
+        "read", "dedup", "decontaminate", "tokenize"], proc.stderr[-3000:]
+    assert any("/s" in line for line in progress), progress  # a rate once a stage ran 1 s
 
     run = work / "run"
     info = json.loads((run / "run.json").read_text())

@@ -66,6 +66,17 @@ def _json_lines(
         )
 
 
+def _owned_lines(items: Iterator[Line | DeadLetter],
+                 owned: Callable[[int], bool] | None) -> Iterator[Line | DeadLetter | None]:
+    """``items`` with every line whose record number ``owned`` rejects replaced by None (each
+    item is one record: a line makes exactly one, so does a dead letter of the stream)."""
+    if owned is None:
+        yield from items
+        return
+    for number, item in enumerate(items):
+        yield item if isinstance(item, DeadLetter) or owned(number) else None
+
+
 class _NumberTooLong(ValueError):
     """A JSON integer longer than Python converts (``sys.get_int_max_str_digits()``)."""
 
@@ -78,35 +89,44 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
-def _parse_object(line: Line, source: str, file_name: str,
+def _parse_object(line: Line, source: str | Callable[[], str], file_name: str,
                   source_of: Callable[[dict], str] | None = None) -> dict[str, Any] | DeadLetter:
     """Strict UTF-8 + JSON object, or a DeadLetter saying why not (charged to ``source``, or,
-    once the object parsed, to ``source_of(obj)``)."""
+    once the object parsed, to ``source_of(obj)``).  ``source`` may be a function, called only
+    for a dead letter (the Pile reader sniffs the line's bytes for it)."""
     location = f"{file_name}:{line.number}"
     assert line.data is not None
+    dead = _dead_letter(source)
     try:
         raw = line.data.decode("utf-8")  # strict: silent replacement would hide corrupt input
     except UnicodeDecodeError as exc:
-        return DeadLetter(source, location, f"invalid_utf8: {exc}", printable_excerpt(line.data))
+        return dead(location, f"invalid_utf8: {exc}", printable_excerpt(line.data))
     try:
         obj = json.loads(raw, parse_int=_bounded_int)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, _NumberTooLong
-        return DeadLetter(source, location, f"invalid_json: {exc}", raw[:2000])
+        return dead(location, f"invalid_json: {exc}", raw[:2000])
     if not isinstance(obj, dict):
-        return DeadLetter(source, location, f"invalid_json: expected an object, got {type(obj).__name__}", raw[:2000])
+        return dead(location, f"invalid_json: expected an object, got {type(obj).__name__}", raw[:2000])
     text = obj.get("text")
     if not isinstance(text, str):
-        return DeadLetter(source, location, "missing_text: no string 'text' field", raw[:2000])
+        return dead(location, "missing_text: no string 'text' field", raw[:2000])
     if has_lone_surrogate(text):  # JSON "\ud800" escapes decode to strings UTF-8 cannot encode
-        return DeadLetter(source, location, "invalid_unicode: lone surrogate in text", raw[:2000])
+        return dead(location, "invalid_unicode: lone surrogate in text", raw[:2000])
     for key, value in obj.items():
         if key == "text":
             continue
         problem = value_problem(value)
         if problem:
-            owner = source_of(obj) if source_of else source
-            return DeadLetter(owner, location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
+            if source_of:
+                return DeadLetter(source_of(obj), location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
+            return dead(location, f"invalid_meta: {key!r}: {problem}", raw[:2000])
     return obj
+
+
+def _dead_letter(source: str | Callable[[], str]):
+    def dead(location: str, error: str, raw: str) -> DeadLetter:
+        return DeadLetter(source() if callable(source) else source, location, error, raw)
+    return dead
 
 
 def _too_large(doc_id: str, source: str, line: Line, max_doc_bytes: int) -> Removal:
@@ -125,6 +145,11 @@ def _sniff_pile_source(data: bytes, subset_to_source: dict[str, str]) -> str:
     return PILE_UNUSED_SOURCE
 
 
+def _sniffer(data: bytes, mapping: dict[str, str]) -> Callable[[], str]:
+    """The dead-letter source of a line, found only if a dead letter needs it."""
+    return lambda: _sniff_pile_source(data[-4096:], mapping)
+
+
 def _named_source(obj: dict, mapping: dict[str, str]) -> str:
     meta = obj.get("meta")
     name = meta.get("pile_set_name") if isinstance(meta, dict) else None
@@ -138,7 +163,8 @@ def read_pile(
     *,
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     id_path: str | None = None,
-) -> Iterator[Record]:
+    owned: Callable[[int], bool] | None = None,
+) -> Iterator[Record | None]:
     """Pile ``.jsonl.zst`` records (``text`` + ``meta.pile_set_name``).
 
     Ids are ``<source>/<id_path>:<line>`` with the 0-based line of the decompressed stream;
@@ -150,18 +176,20 @@ def read_pile(
     subsets are ~40% of the Pile; writing their text to ``removed/`` would be pure waste; the
     character count is in ``meta["chars"]``).  Dead letters take the source named by a
     ``pile_set_name`` found in the raw line when possible, else ``pile_other``.
+    ``owned``: record numbers (0-based, in file order) to parse; the others come out as None,
+    unparsed (a slice of the file reads all its lines but parses only its own share).
     """
     mapping = PILE_SUBSET_TO_SOURCE if subset_to_source is None else subset_to_source
     name = id_name(file_name, id_path)
-    for line in _json_lines(fileobj, file_name, max_doc_bytes, PILE_UNUSED_SOURCE):
-        if isinstance(line, DeadLetter):
+    for line in _owned_lines(_json_lines(fileobj, file_name, max_doc_bytes, PILE_UNUSED_SOURCE), owned):
+        if line is None or isinstance(line, DeadLetter):
             yield line
             continue
         if line.data is None:
             source = _sniff_pile_source(line.tail, mapping)
             yield _too_large(f"{source}/{name}:{line.number}", source, line, max_doc_bytes)
             continue
-        obj = _parse_object(line, _sniff_pile_source(line.data[-4096:], mapping), file_name,
+        obj = _parse_object(line, _sniffer(line.data, mapping), file_name,
                             lambda o: _named_source(o, mapping))
         if isinstance(obj, DeadLetter):
             yield obj
@@ -191,13 +219,14 @@ def read_realnews(
     *,
     max_doc_bytes: int = DEFAULT_MAX_DOC_BYTES,
     id_path: str | None = None,
-) -> Iterator[Record]:
+    owned: Callable[[int], bool] | None = None,
+) -> Iterator[Record | None]:
     """RealNews JSONL (Zellers et al. 2019): text = title + blank line + text, url = url_used,
     meta keeps domain, publish_date, authors, split and warc_date.
-    Ids are ``<source>/<id_path>:<line>`` (``id_path`` as for ``read_pile``)."""
+    Ids are ``<source>/<id_path>:<line>`` (``id_path`` and ``owned`` as for ``read_pile``)."""
     name = id_name(file_name, id_path)
-    for line in _json_lines(fileobj, file_name, max_doc_bytes, source):
-        if isinstance(line, DeadLetter):
+    for line in _owned_lines(_json_lines(fileobj, file_name, max_doc_bytes, source), owned):
+        if line is None or isinstance(line, DeadLetter):
             yield line
             continue
         doc_id = f"{source}/{name}:{line.number}"

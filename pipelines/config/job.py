@@ -182,8 +182,8 @@ class CurateConfig:
     "A:" lines), so by default they apply to prose sources only."""
     id_index: bool = True
     """Write ``stats/id_index/`` (each document's rows by the hash of its id and URL), so
-    ``mtnlg explain`` reads a few small files instead of every stats file; costs one shuffle
-    of small per-document entries per stage."""
+    ``mtnlg explain`` reads a few small files instead of every stats file; costs a sort of
+    small per-document entries per stage (spooled to files by the writers, no shuffle)."""
     priority: list[str] | None = None
     """Sources from highest to lowest priority for dedup keep decisions (default:
     ``curation.sources``' order)."""

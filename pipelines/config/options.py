@@ -145,9 +145,11 @@ def job_logging(run_dir: str, job: str, level: str = "WARNING") -> Iterator[str]
     root.addHandler(file_handler)
     root.addHandler(console)
     root.setLevel(min(logging.INFO, getattr(logging, level)))
+    _TERMINAL.append(terminal)
     try:
         yield final
     finally:
+        _TERMINAL.remove(terminal)
         root.removeHandler(file_handler)
         root.removeHandler(console)
         for h in saved[1]:
@@ -160,6 +162,15 @@ def job_logging(run_dir: str, job: str, level: str = "WARNING") -> Iterator[str]
         log_file.close()
         if local != final:
             _upload(local, final)
+
+
+_TERMINAL: list = []
+
+
+def terminal():
+    """The terminal's stream: during ``job_logging`` (whose file descriptor 2 is the log file)
+    the saved terminal, else ``sys.stderr``."""
+    return _TERMINAL[-1] if _TERMINAL else sys.stderr
 
 
 class _BeamErrorsOnly(logging.Filter):

@@ -18,6 +18,8 @@ from typing import Any, Iterator, Sequence
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
+from pipelines.transforms import progress
+
 
 class ChainFn(beam.DoFn):
     def __init__(self, fns: Sequence[beam.DoFn]) -> None:
@@ -30,6 +32,9 @@ class ChainFn(beam.DoFn):
     def teardown(self) -> None:
         for fn in self.fns:
             fn.teardown()
+
+    def finish_bundle(self) -> None:
+        progress.flush()  # the chain's DoFns report progress per element; write it out
 
     def process(self, element: Any) -> Iterator:
         return self._run(0, element)

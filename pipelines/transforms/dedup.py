@@ -71,49 +71,58 @@ class DedupRecords(beam.PTransform):
                 | "Records" >> beam.ParDo(DedupRecordsFn(self.fuzzy, self.priority)))
 
 
+KEPT = "kept"
+
+
+def keep_best(group: str, members: Iterable[tuple]):
+    """One exact-duplicate group (``group``: the text hash, hex) -> ``(tag, value)`` pairs:
+    ``(KEPT, best member)`` unless the best is an older run's document, and for a group of two
+    or more ``(GROUPS, row)`` per member and ``(DECISIONS, Decision)`` per removed member.
+    ``members``: a re-iterable of ``(node, anything)``; read twice, only the best is held."""
+    best, new = None, 0
+    for m in members:  # pass 1: the keep rule's winner and the group's new members
+        new += not is_older(m[0])
+        if best is None or m[0] < best[0]:
+            best = m
+    older = is_older(best[0])
+    if not older:
+        yield KEPT, best
+    size = new + older  # the older survivor and the new members (other older ones: not ours)
+    if size <= 1:
+        return
+    bid, bsrc = node_id(best[0]), node_source(best[0])
+    reason = AGAINST_EXACT if older else "duplicate"
+    yield GROUPS, group_row("exact", group, bid, bsrc, bid, bsrc, size,
+                            OLDER_KEPT_REASON if older else KEPT_REASON, 1.0, True)
+    if size > 1000:
+        count("exact_dedup", "all", "hot_group_over_1000")
+    for node, _ in members:  # pass 2 over the re-iterable group
+        if node == best[0] or is_older(node):
+            continue
+        did, dsrc = node_id(node), node_source(node)
+        count("exact_dedup", dsrc, "removed", reason)
+        yield GROUPS, group_row("exact", group, did, dsrc, bid, bsrc, size, reason, 1.0, False)
+        yield DECISIONS, Decision(did, dsrc, "exact_dedup", reason, {"kept": bid, "kept_source": bsrc})
+
+
 class KeepBestFn(beam.DoFn):
     """(hash, [(node, bands)]) -> the best member's (node, bands); decisions for the rest to
-    ``decisions``; group rows to ``groups``."""
+    ``decisions``; group rows to ``groups`` (``keep_best``)."""
 
     stage = "exact_dedup"
 
     @timed()
     def process(self, element: tuple[bytes, Iterable[tuple]]):
         key, members = element
-        best, new = None, 0
-        for m in members:  # pass 1: the keep rule's winner and the group's new members
-            new += not is_older(m[0])
-            if best is None or m[0] < best[0]:
-                best = m
-        older = is_older(best[0])
-        if not older:
-            yield best
-        size = new + older  # the older survivor and the new members (other older ones: not ours)
-        if size <= 1:
-            return
-        group, bid, bsrc = key.hex(), node_id(best[0]), node_source(best[0])
-        reason = AGAINST_EXACT if older else "duplicate"
-        yield beam.pvalue.TaggedOutput(GROUPS, group_row(
-            "exact", group, bid, bsrc, bid, bsrc, size, OLDER_KEPT_REASON if older else KEPT_REASON, 1.0,
-            True))
-        if size > 1000:
-            count(self.stage, "all", "hot_group_over_1000")
-        for node, _ in members:  # pass 2 over the re-iterable group
-            if node == best[0] or is_older(node):
-                continue
-            did, dsrc = node_id(node), node_source(node)
-            count(self.stage, dsrc, "removed", reason)
-            yield beam.pvalue.TaggedOutput(GROUPS, group_row(
-                "exact", group, did, dsrc, bid, bsrc, size, reason, 1.0, False))
-            yield beam.pvalue.TaggedOutput(DECISIONS, Decision(
-                did, dsrc, self.stage, reason, {"kept": bid, "kept_source": bsrc}))
+        for tag, value in keep_best(key.hex(), members):
+            yield value if tag == KEPT else beam.pvalue.TaggedOutput(tag, value)
 
 
 class ExactDedup(beam.PTransform):
     """records -> ``{"decisions", "kept", "groups", "inputs"}``.
 
     ``kept``: (node, band keys) of each survivor (fuzzy dedup's members); ``inputs``:
-    ``("exact", source)`` per record (the dedup stats' denominators).  Input: records, or
+    ``(("exact", source), 1)`` per record (the dedup stats' denominators).  Input: records, or
     ``{"records": ..., "older": older runs' records}``.
     """
 
@@ -134,6 +143,6 @@ class ExactDedup(beam.PTransform):
 
 
 def _input_source(kind: str):
-    def source(record: DedupRecord) -> tuple[str, str]:
-        return kind, record.source
+    def source(record: DedupRecord) -> tuple[tuple[str, str], int]:
+        return (kind, record.source), 1
     return source

@@ -3,7 +3,8 @@
 The dedup stage writes one index row (``curation.dedup_records.index_row``) per document that
 entered fuzzy dedup, i.e. every survivor of exact dedup (every document, with exact dedup off):
 its id and source as this run recorded them, its keep rank, text hash, LSH band keys, MinHash
-signature and (``verify: exact``) shingle-hash set, plus what this run's dedup decided about it.
+signature and (``verify: exact``) shingle-hash set, plus what this run's dedup decided about it
+(one part per dedup stage part, written where the decisions meet the part).
 No text is stored: a later run matches against the index without reading the old documents.
 
   dedup_index/part-<token>.parquet   INDEX_SCHEMA rows, written where the records are computed
@@ -18,9 +19,9 @@ old documents rank first (docs/run-layout.md says when that holds).
 
 ``curate --dedup-against RUN_OLD``: ``check_against`` verifies before any work that each older
 run is complete, has an index whose parameters equal this run's and whose parts match their
-checksums; ``ReadIndex`` turns the parts into OLDER records on the workers (re-checking each part's
-sha256 on the bytes it parses); ``pipelines.transforms.dedup`` / ``pipelines.transforms.fuzzy`` then treat them as
-members that always win and are never removed.  ``remove_from_index`` is the takedown's helper.
+checksums; the dedup stage (``pipelines.transforms.dedup_partitioned.OlderFeaturesFn``) reads
+each part on a worker (re-checking its sha256 on the bytes it parses, ``read_index_part``) and
+its documents join exact and fuzzy dedup as members that always win and are never removed.  ``remove_from_index`` is the takedown's helper.
 """
 from __future__ import annotations
 
@@ -36,10 +37,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from infra.hashing import bytes_sha256
-from curation.dedup_records import index_row, record_from_row
 from curation.fuzzy_config import FuzzyDedupConfig, record_parameters
-from pipelines.transforms.outputs import count
-from pipelines.transforms.sinks import WriteRowsFn
 from pipelines.storage.files import (delete_tree, file_exists, join, parquet_bytes, read_bytes,
     write_bytes)
 
@@ -48,8 +46,6 @@ log = logging.getLogger("mtnlg.curate")
 INDEX_DIR = "dedup_index"
 PARAMS = "params.json"
 INDEX_FORMAT = 1
-PART_ROWS = 20_000
-"""Rows per index part: a part is read (and its checksum verified) whole by one worker."""
 TEXT_HASH = "xxh3_128(canonical_text)"
 
 INDEX_SCHEMA = pa.schema([
@@ -73,40 +69,19 @@ def index_parameters(exact: bool, fuzzy: FuzzyDedupConfig | None) -> dict:
     return p
 
 
-def _rows(element):
-    """(id, {"record": [r], "decision": [d...]}) -> ("dedup_index/part", row) unless exact removed."""
-    _, grouped = element
-    decisions = list(grouped["decision"])
-    if any(d.stage == "exact_dedup" for d in decisions):
-        return  # not a member of fuzzy dedup: its text hash is held by its group's survivor
-    for record in grouped["record"]:
-        row = index_row(record)
-        d = decisions[0] if decisions else None
-        row.update(dedup_kept=d is None, kept_id=d.detail.get("kept") if d else None,
-                   kept_source=d.detail.get("kept_source") if d else None)
-        yield f"{INDEX_DIR}/part", row
-
-
 def _with_sha256(desc: dict) -> dict:
     return {**desc, "sha256": bytes_sha256(read_bytes(desc["url"]))}
 
 
-class WriteDedupIndex(beam.PTransform):
-    """``{"records": DedupRecord, "decisions": this run's dedup Decisions}`` -> the index parts
-    (writer descriptors, for the stage manifest) and ``dedup_index/params.json``."""
+class WriteIndexParams(beam.PTransform):
+    """Index part descriptors (``sinks`` writer descriptors) -> ``dedup_index/params.json``:
+    the parameters and every part's name, rows and sha256."""
 
     def __init__(self, out_dir: str, params: dict, label: str | None = None) -> None:
         super().__init__(label)
         self.out_dir, self.params = out_dir, params
 
-    def expand(self, pcolls):
-        by_id = pcolls["records"] | "RecordById" >> beam.Map(lambda r: (r.id, r))
-        decided = pcolls["decisions"] | "DecisionById" >> beam.Map(lambda d: (d.id, d))
-        descriptors = ({"record": by_id, "decision": decided}
-                       | "JoinDecisions" >> beam.CoGroupByKey()
-                       | "IndexRows" >> beam.FlatMap(_rows)
-                       | "WriteParts" >> beam.ParDo(WriteRowsFn(self.out_dir, "parquet", INDEX_SCHEMA,
-                                                                max_rows=PART_ROWS, row_group=2000)))
+    def expand(self, descriptors):
         path, params = join(self.out_dir, INDEX_DIR, PARAMS), self.params
         prefix = f"_w/{INDEX_DIR}/"
 
@@ -117,11 +92,10 @@ class WriteDedupIndex(beam.PTransform):
                                              "parts": parts}))
             return len(parts)
 
-        _ = (descriptors
-             | "Checksums" >> beam.Map(_with_sha256)
-             | "AllParts" >> beam.combiners.ToList()
-             | "WriteParams" >> beam.Map(write_params))
-        return descriptors
+        return (descriptors
+                | "Checksums" >> beam.Map(_with_sha256)
+                | "AllParts" >> beam.combiners.ToList()
+                | "WriteParams" >> beam.Map(write_params))
 
 
 def _params_bytes(params: dict) -> bytes:
@@ -251,7 +225,7 @@ def _compare(run: str, theirs: dict, mine: dict) -> None:
                               f"dedup.fuzzy settings must equal the older run's): {'; '.join(diff)}")
 
 
-def _read_part(url: str, sha256: str) -> pa.Table:
+def read_index_part(url: str, sha256: str) -> pa.Table:
     data = read_bytes(url)
     found = bytes_sha256(data)
     if found != sha256:
@@ -261,43 +235,16 @@ def _read_part(url: str, sha256: str) -> pa.Table:
 
 
 REDIRECTS = "redirects"
-"""``ReadIndex(with_redirects=True)`` output: ``((True, id, source), (kept_id, kept_source, ()))``
-for every older document its own run removed as a near duplicate (``pipelines.transforms.survivors``)."""
+"""Older runs' removals as links for ``pipelines.transforms.survivors``:
+``((True, id, source), (kept_id, kept_source, ()))`` for every older document its own run
+removed as a near duplicate (``redirects``)."""
 
 
-class ReadIndexPartFn(beam.DoFn):
-    """(part URL, sha256) -> the part's rows as OLDER ``DedupRecord`` s (checksum verified),
-    and to ``redirects`` where each row its run removed went (``dedup_kept`` false)."""
-
-    def process(self, part: tuple[str, str]):
-        table = _read_part(*part)
-        n = 0
-        for batch in table.to_batches(max_chunksize=1000):
-            for row in batch.to_pylist():
-                n += 1
-                yield record_from_row(row)
-                if row.get("dedup_kept") is False and row.get("kept_id") is not None:
-                    yield beam.pvalue.TaggedOutput(REDIRECTS, ((True, row["id"], row["source"]),
-                                                               (row["kept_id"], row["kept_source"], ())))
-        count("dedup_against", "all", "index_records_read", n=n)
-
-
-class ReadIndex(beam.PTransform):
-    """Older runs' indices -> their records (``older_node`` s), the parts spread over workers;
-    with ``with_redirects``: ``{"records": ..., "redirects": ...}`` (``REDIRECTS``)."""
-
-    def __init__(self, indices: list[OlderIndex], label: str | None = None,
-                 with_redirects: bool = False) -> None:
-        super().__init__(label)
-        self.parts = [p for ix in indices for p in ix.parts]
-        self.with_redirects = with_redirects
-
-    def expand(self, pbegin):
-        out = (pbegin
-               | "Parts" >> beam.Create(self.parts)
-               | "Spread" >> beam.Reshuffle()
-               | "Read" >> beam.ParDo(ReadIndexPartFn()).with_outputs(REDIRECTS, main="records"))
-        return {"records": out.records, REDIRECTS: out[REDIRECTS]} if self.with_redirects else out.records
+def redirects(table: pa.Table) -> list[tuple]:
+    """The ``REDIRECTS`` links of an index part's rows (``dedup_kept`` false, ``kept_id`` set)."""
+    gone = table.filter(pc.and_(pc.invert(table.column("dedup_kept")), pc.is_valid(table.column("kept_id"))))
+    return [((True, i, s), (k, ks, ())) for i, s, k, ks in zip(
+        *(gone.column(c).to_pylist() for c in ("id", "source", "kept_id", "kept_source")))]
 
 
 # -- takedown ------------------------------------------------------------------------------------
@@ -317,7 +264,7 @@ def remove_from_index(run_dir: str, ids) -> int:
     removed, stale, parts = 0, [], []
     for p in params.get("parts", []):
         url = join(run_dir, INDEX_DIR, p["name"])
-        table = _read_part(url, p["sha256"])
+        table = read_index_part(url, p["sha256"])
         hit = pc.is_in(table.column("id"), value_set=pa.array(sorted(wanted), pa.string()))
         n = pc.sum(hit).as_py() or 0
         if not n:

@@ -88,9 +88,9 @@ def _write(pcoll, path: str, schema: pa.Schema, label: str):
 class WriteDedupOutputs(beam.PTransform):
     """Write dedup group rows and the dedup stats tables.
 
-    Inputs (a dict): ``groups`` rows from ``group_row``; ``inputs`` ``(kind, source)`` per
-    document entering each dedup stage; optional ``buckets`` (oversized LSH buckets) and
-    ``rounds`` (components trace).
+    Inputs (a dict): ``groups`` rows from ``group_row``; ``inputs`` ``((kind, source), n)``:
+    n documents entering that dedup stage (any number of partial counts per key); optional
+    ``buckets`` (oversized LSH buckets) and ``rounds`` (components trace).
     """
 
     def __init__(self, run_dir: str, label: str | None = None) -> None:
@@ -124,7 +124,7 @@ class WriteDedupOutputs(beam.PTransform):
                   | "MatrixRow" >> beam.MapTuple(lambda k, n: {
                       "kind": k[0], "kept_source": k[1], "removed_source": k[2], "documents": n}))
         _write(matrix, join(stats, "dedup_matrix.parquet"), MATRIX_SCHEMA, "WriteMatrix")
-        seen = pcolls["inputs"] | "SeenKey" >> beam.Map(lambda ks: (ks, (1, 0)))
+        seen = pcolls["inputs"] | "SeenKey" >> beam.MapTuple(lambda ks, n: (ks, (n, 0)))
         gone = removed | "GoneKey" >> beam.Map(lambda r: ((r["kind"], r["source"]), (0, 1)))
         per_source = ((seen, gone)
                       | "SeenAndGone" >> beam.Flatten()

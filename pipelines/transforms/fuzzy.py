@@ -32,7 +32,7 @@ import itertools
 import apache_beam as beam
 import xxhash
 
-from curation.dedup_records import is_older, node_id, node_source
+from curation.dedup_records import is_older, node_id, node_ref, node_source
 from curation.document import Decision
 from curation.fuzzy_config import FuzzyDedupConfig
 from pipelines.transforms.outputs import count
@@ -41,7 +41,7 @@ from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS
 from pipelines.transforms.dedup_stats import AGAINST_FUZZY
 from pipelines.transforms.fuzzy_verify import ClusterRows, VerifyCandidates
 
-OVERSIZED, CENTRES, BUCKETS = "oversized", "centres", "buckets"
+OVERSIZED, CENTRES, BUCKETS, CANDIDATES = "oversized", "centres", "buckets", "candidates"
 
 
 def band_elements(member: tuple):
@@ -65,6 +65,31 @@ def star(members):
         yield members[0], node
 
 
+def salt(node: tuple, shards: int) -> int:
+    """The sub-bucket of an oversized bucket's member: a stable hash of its id."""
+    return xxhash.xxh3_64_intdigest(node_id(node).encode("utf-8")) % shards
+
+
+def bucket_stars(band: int, digest: bytes, members: list, max_bucket: int, shards: int):
+    """One whole bucket held in memory -> what ``BucketStarFn``, ``SubBucketStarFn`` and the
+    centre stars make of it together: ``(CANDIDATES, (centre, member))`` pairs and, for a bucket
+    over ``max_bucket``, one ``(BUCKETS, row)``."""
+    if len(members) <= max_bucket:
+        for pair in star(members):
+            yield CANDIDATES, pair
+        return
+    subs: dict[int, list] = {}
+    for node in members:
+        subs.setdefault(salt(node, shards), []).append(node)
+    for sub in subs.values():
+        for pair in star(sub):
+            yield CANDIDATES, pair
+    for pair in star([min(sub) for sub in subs.values()]):
+        yield CANDIDATES, pair
+    count("fuzzy_dedup", "all", "oversized_bucket")
+    yield BUCKETS, {"band": band, "bucket": digest.hex(), "size": len(members)}
+
+
 class BucketStarFn(beam.DoFn):
     """A bucket -> star candidates; an oversized bucket -> its members under salted sub-keys."""
 
@@ -81,8 +106,7 @@ class BucketStarFn(beam.DoFn):
         size = 0
         for node in itertools.chain(held, it):  # streamed: never more than max_bucket held
             size += 1
-            salt = xxhash.xxh3_64_intdigest(node_id(node).encode("utf-8")) % self.shards
-            yield beam.pvalue.TaggedOutput(OVERSIZED, ((band, digest, salt), node))
+            yield beam.pvalue.TaggedOutput(OVERSIZED, ((band, digest, salt(node, self.shards)), node))
         count("fuzzy_dedup", "all", "oversized_bucket")
         yield beam.pvalue.TaggedOutput(BUCKETS, {"band": band, "bucket": digest.hex(), "size": size})
 
@@ -106,6 +130,11 @@ def _decision(label: tuple):
     count("fuzzy_dedup", source, "removed", reason)
     yield Decision(node_id(node), source, "fuzzy_dedup", reason,
                    {"kept": node_id(root), "kept_source": node_source(root)})
+
+
+def _keyed_decision(label: tuple):
+    for d in _decision(label):
+        yield node_ref(label[0])[0], d
 
 
 def _count_round(row: dict) -> dict:
@@ -162,13 +191,29 @@ class FuzzyDedup(beam.PTransform):
             if older is not None:
                 inputs["older"] = older
             edges = inputs | "Verify" >> VerifyCandidates(c.verify, c.threshold)
+        out = edges | "FromEdges" >> DecideFromEdges(c.max_rounds)
+        inputs = members | "InputSources" >> beam.Map(lambda m: (("fuzzy", node_source(m[0])), 1))
+        return {DECISIONS: out[DECISIONS], GROUPS: out[GROUPS], INPUTS: inputs,
+                BUCKETS: buckets[BUCKETS], "rounds": out["rounds"], "edges": edges}
+
+
+class DecideFromEdges(beam.PTransform):
+    """Verified edges ``(centre, member, similarity)`` -> ``{"decisions", "groups", "rounds",
+    "labels"}``: connected components, a ``Decision`` for every member but the root (``keyed``:
+    ``(part key, Decision)``, for nodes made ``with_ref``), one group row per member of each
+    cluster, the components trace."""
+
+    def __init__(self, max_rounds: int, keyed: bool = False, label: str | None = None) -> None:
+        super().__init__(label)
+        self.max_rounds, self.keyed = max_rounds, keyed
+
+    def expand(self, edges):
         cc = (edges
               | "Pairs" >> beam.Map(lambda e: (e[0], e[1]))
-              | "Components" >> ConnectedComponents(c.max_rounds, round_counts=True))
+              | "Components" >> ConnectedComponents(self.max_rounds, round_counts=True))
         labels = cc["labels"]
-        decisions = labels | "Decide" >> beam.FlatMap(_decision)
-        groups = {"labels": labels, "edges": edges} | "GroupRows" >> ClusterRows()
-        inputs = members | "InputSources" >> beam.Map(lambda m: ("fuzzy", node_source(m[0])))
-        rounds = cc["rounds"] | "CountRoundsUsed" >> beam.Map(_count_round)
-        return {DECISIONS: decisions, GROUPS: groups, INPUTS: inputs, BUCKETS: buckets[BUCKETS],
-                "rounds": rounds, "edges": edges}
+        decide = _keyed_decision if self.keyed else _decision
+        return {DECISIONS: labels | "Decide" >> beam.FlatMap(decide),
+                GROUPS: {"labels": labels, "edges": edges} | "GroupRows" >> ClusterRows(),
+                "rounds": cc["rounds"] | "CountRoundsUsed" >> beam.Map(_count_round),
+                "labels": labels}

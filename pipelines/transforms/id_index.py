@@ -19,14 +19,25 @@ lookup reads one file's footer and the one or two row groups whose min/max hash 
 ``B`` grows with the stage's entries (``ENTRIES_PER_BUCKET`` per bucket, a power of two), so a
 small run has one file per stage and producer and a large one spreads the sort over workers.
 ``lookup`` returns every entry of a key, from every stage.
+
+The entries never travel as Beam elements (on the local runner every element between two steps
+passes through the driver and stays there until its consumer runs: ~200 bytes per entry, and
+the bucket's writer held them all as Python objects, ~1.5 KB each): each writer collects the
+entries of the file it writes (``EntrySpool``) and, when it closes the file, writes them sorted by
+hash to ``<out>/_tmp/id_index/<token>.arrow`` (deleted at commit); only that file's descriptor
+goes on.  ``WriteIdIndex`` then writes bucket ``b`` on one worker from the ``b``-th hash range of
+every spool file (a binary search in each: the spools are sorted), so a worker holds one
+bucket's entries, as Arrow columns.
 """
 from __future__ import annotations
 
 import io
 import json
 import math
+import uuid
 
 import apache_beam as beam
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -37,10 +48,13 @@ from infra.hashing import stable_hash
 from pipelines.storage.files import join, list_files, write_bytes
 
 INDEX_DIR = "stats/id_index"
-ENTRIES_PER_BUCKET = 1_000_000
+ENTRIES_PER_BUCKET = 250_000
+"""At most about this many entries per bucket file: what one worker sorts in memory (~0.5 KB each)."""
 ROW_GROUP = 20_000
 SCHEMA = pa.schema([("key_hash", pa.uint64()), ("key", pa.string()), ("what", pa.string()),
                     ("id", pa.string()), ("file", pa.string()), ("detail", pa.string())])
+SPOOL_DIR = ("_tmp", "id_index")
+SORT = [(c, "ascending") for c in ("key_hash", "key", "what", "id", "file")]
 
 
 def entry(what: str, key: str, doc_id: str, file: str | None = None, detail: str | None = None) -> tuple:
@@ -56,33 +70,117 @@ def bucket_of(key_hash: int, buckets: int) -> int:
     return key_hash >> (64 - int(math.log2(buckets))) if buckets > 1 else 0
 
 
-def _write_bucket(item, out_dir: str, stage: str, producer: str, buckets: int) -> int:
-    b, entries = item
-    rows = sorted(entries, key=lambda e: (e[0], e[1], e[2]))
-    table = pa.Table.from_pylist([dict(zip(SCHEMA.names, e)) for e in rows], schema=SCHEMA)
+def _sorted_table(entries) -> pa.Table:
+    cols = list(zip(*entries)) or [[] for _ in SCHEMA]
+    table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, SCHEMA)], schema=SCHEMA)
+    return table.sort_by(SORT)
+
+
+def _write_table(table: pa.Table, out_dir: str, stage: str, producer: str, b: int, buckets: int) -> int:
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd", row_group_size=ROW_GROUP)
     write_bytes(join(out_dir, *INDEX_DIR.split("/"), f"{stage}-{producer}-{b:05d}-of-{buckets:05d}.parquet"),
                 buf.getvalue())
-    return len(rows)
+    return table.num_rows
+
+
+def _write_bucket(item, out_dir: str, stage: str, producer: str, buckets: int) -> int:
+    """``(b, entries)`` -> bucket file ``b`` of ``buckets`` (``index_run``'s path)."""
+    b, entries = item
+    return _write_table(_sorted_table(entries), out_dir, stage, producer, b, buckets)
+
+
+class EntrySpool:
+    """The index entries of one written file, as columns, until ``close`` writes them sorted to
+    ``<out>/_tmp/id_index/`` and returns ``{"spool": URL, "entries": n}`` (None if empty)."""
+
+    def __init__(self, out_dir: str) -> None:
+        self.out_dir = out_dir
+        self.entries: list[tuple] = []
+
+    def add(self, e: tuple) -> None:
+        self.entries.append(e)
+
+    def close(self) -> dict | None:
+        if not self.entries:
+            return None
+        table, self.entries = _sorted_table(self.entries), []
+        url = join(self.out_dir, *SPOOL_DIR, f"{uuid.uuid4().hex[:16]}.arrow")
+        with FileSystems.create(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            with pa.ipc.new_file(f, SCHEMA, options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
+                w.write_table(table, max_chunksize=ROW_GROUP)
+        return {"spool": url, "entries": table.num_rows}
+
+
+class SpoolEntriesFn(beam.DoFn):
+    """``entry`` tuples -> one spool file per bundle (its descriptor), for entries a stage makes
+    as elements (the dedup group rows)."""
+
+    def __init__(self, out_dir: str) -> None:
+        self.out_dir = out_dir
+
+    def start_bundle(self) -> None:
+        self.spool = EntrySpool(self.out_dir)
+
+    def process(self, e: tuple):
+        self.spool.add(e)
+        return ()
+
+    def finish_bundle(self):
+        desc = self.spool.close()
+        if desc is not None:
+            yield beam.transforms.window.GlobalWindows.windowed_value(desc)
+
+
+def _hash_range(b: int, buckets: int) -> tuple[int, int | None]:
+    """Bucket ``b``'s key hashes: ``[lo, hi)`` (hi None: to the end)."""
+    if buckets == 1:
+        return 0, None
+    shift = 64 - int(math.log2(buckets))
+    return b << shift, ((b + 1) << shift if b + 1 < buckets else None)
+
+
+def write_bucket_from_spools(job: tuple, out_dir: str, stage: str, producer: str) -> int:
+    """``(b, buckets, spool descriptors)`` -> bucket file ``b``: its hash range of every spool."""
+    b, buckets, spools = job
+    lo, hi = _hash_range(b, buckets)
+    parts = []
+    for d in spools:
+        with FileSystems.open(d["spool"], compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            table = pa.ipc.open_file(pa.BufferReader(f.read())).read_all()
+        h = table.column("key_hash").to_numpy()
+        i = int(np.searchsorted(h, np.uint64(lo), side="left"))
+        j = len(h) if hi is None else int(np.searchsorted(h, np.uint64(hi), side="left"))
+        if j > i:
+            parts.append(table.slice(i, j - i))
+    if not parts:
+        return 0
+    return _write_table(pa.concat_tables(parts).combine_chunks().sort_by(SORT), out_dir, stage, producer,
+                        b, buckets)
+
+
+def _bucket_jobs(spools: list[dict]) -> list[tuple]:
+    spools = sorted((d for d in spools if d and d["entries"]), key=lambda d: d["spool"])
+    if not spools:
+        return []
+    buckets = buckets_for(sum(d["entries"] for d in spools))
+    return [(b, buckets, spools) for b in range(buckets)]
 
 
 class WriteIdIndex(beam.PTransform):
-    """Index entries (``entry`` tuples) of one producer of a stage -> its bucket files."""
+    """Spool descriptors (``EntrySpool.close``) of one producer of a stage -> its bucket files."""
 
     def __init__(self, out_dir: str, stage: str, producer: str, label: str | None = None) -> None:
         super().__init__(label)
         self.out_dir, self.stage, self.producer = out_dir, stage, producer
 
-    def expand(self, entries):
+    def expand(self, spools):
         out_dir, stage, producer = self.out_dir, self.stage, self.producer
-        count = entries | "Count" >> beam.combiners.Count.Globally()
-        return (entries
-                | "Bucket" >> beam.Map(lambda e, n: ((bucket_of(e[0], buckets_for(n)), buckets_for(n)), e),
-                                       n=beam.pvalue.AsSingleton(count))
-                | "Group" >> beam.GroupByKey()
-                | "Write" >> beam.Map(lambda kv: _write_bucket((kv[0][0], kv[1]), out_dir, stage, producer,
-                                                                kv[0][1])))
+        return (spools
+                | "List" >> beam.combiners.ToList()
+                | "Buckets" >> beam.FlatMap(_bucket_jobs)
+                | "Spread" >> beam.Reshuffle()
+                | "Write" >> beam.Map(write_bucket_from_spools, out_dir, stage, producer))
 
 
 def _index_files(run_dir: str) -> list[str]:

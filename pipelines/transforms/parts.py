@@ -20,6 +20,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from curation.document import Document
+from pipelines.transforms import progress
 from pipelines.transforms.outputs import count
 from pipelines.transforms.sinks import WriteRowsFn
 
@@ -81,35 +82,67 @@ def read_part(url: str, batch_size: int = READ_BATCH) -> typing.Iterator[Documen
                 yield from_row(row)
 
 
-class ReadPartFn(beam.DoFn):
-    """A part's URL -> its documents (or ``(url, doc)`` with ``with_part``)."""
+def read_columns(url: str, columns: typing.Sequence[str]) -> list[Document]:
+    """The documents of one part with only ``columns`` read (the rest: defaults), for a step
+    that needs a few fields of every document."""
+    with FileSystems.open(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        table = pq.read_table(f, columns=list(columns))
+    cols = [table.column(c).to_pylist() for c in columns]
+    return [Document(**dict(zip(columns, values))) for values in zip(*cols)]
 
-    def __init__(self, stage: str, with_part: bool = False) -> None:
-        self.stage, self.with_part = stage, with_part
+
+class ReadPartFn(beam.DoFn):
+    """A part's URL -> its documents (or ``(url, doc)`` with ``with_part``); the documents
+    taken in count as the stage's progress in ``progress`` (a stage folder)."""
+
+    def __init__(self, stage: str, with_part: bool = False, progress: str | None = None) -> None:
+        self.stage, self.with_part, self.progress = stage, with_part, progress
 
     def process(self, url: str):
         n = 0
         for doc in read_part(url):
             n += 1
             yield (url, doc) if self.with_part else doc
+            if n % READ_BATCH == 0:
+                progress.report(self.progress, self.stage, docs=READ_BATCH)
+        progress.report(self.progress, self.stage, docs=n % READ_BATCH)
         count(self.stage, "all", "part_documents_read", n=n)
+
+    def finish_bundle(self) -> None:
+        progress.flush()
 
 
 class ReadParts(beam.PTransform):
     """Part URLs -> documents, the parts spread over the workers first (a shuffle of URLs)."""
 
-    def __init__(self, stage: str, with_part: bool = False, label: str | None = None) -> None:
+    def __init__(self, stage: str, with_part: bool = False, progress: str | None = None,
+                 label: str | None = None) -> None:
         super().__init__(label)
-        self.stage, self.with_part = stage, with_part
+        self.stage, self.with_part, self.progress = stage, with_part, progress
 
     def expand(self, urls):
         return (urls
                 | "SpreadParts" >> beam.Reshuffle()
-                | "ReadPart" >> beam.ParDo(ReadPartFn(self.stage, self.with_part)))
+                | "ReadPart" >> beam.ParDo(ReadPartFn(self.stage, self.with_part, self.progress)))
 
 
 def part_dest(stage: str) -> str:
     return f"stages/{stage}/docs"
+
+
+class PartRowFn(beam.DoFn):
+    """A document -> ``(dest, part row)``; counted as passed on (``out``) in the progress of
+    ``stage``."""
+
+    def __init__(self, dest: str, folder: str, stage: str) -> None:
+        self.dest, self.folder, self.stage = dest, folder, stage
+
+    def process(self, doc: Document):
+        progress.report(self.folder, self.stage, out=1)
+        yield self.dest, to_row(doc)
+
+    def finish_bundle(self) -> None:
+        progress.flush()
 
 
 class WriteParts(beam.PTransform):
@@ -122,7 +155,7 @@ class WriteParts(beam.PTransform):
     def expand(self, docs):
         dest = part_dest(self.stage)
         return (docs
-                | "PartRow" >> beam.Map(lambda d: (dest, to_row(d)))
+                | "PartRow" >> beam.ParDo(PartRowFn(dest, self.out_dir, self.stage))
                 | "WritePart" >> beam.ParDo(WriteRowsFn(self.out_dir, "parquet", PART_SCHEMA,
                                                         max_rows=self.rows, max_bytes=PART_BYTES,
                                                         row_group=500)))

@@ -42,17 +42,18 @@ WARC_RECORDS_PER_RANGE = 200
 file (~80k records) becomes ~400 work items, large enough that planning and seeking are noise."""
 
 
-def _records(spec: InputSpec, fileobj, file_name: str, name: str) -> Iterator:
-    """The reader call for one file (readers decompress by the file name themselves)."""
+def _records(spec: InputSpec, fileobj, file_name: str, name: str, owned=None) -> Iterator:
+    """The reader call for one file (readers decompress by the file name themselves).
+    ``owned``: for the JSON Lines readers, the record numbers to parse (the rest: None)."""
     from curation import readers
     from curation.sources import PILE_SUBSET_TO_SOURCE
 
     if spec.reader == "pile":
-        return readers.read_pile(fileobj, file_name, PILE_SUBSET_TO_SOURCE, id_path=name)
+        return readers.read_pile(fileobj, file_name, PILE_SUBSET_TO_SOURCE, id_path=name, owned=owned)
     if spec.reader == "warc":
         return readers.read_warc(fileobj, file_name, spec.source, spec.extractor, id_path=name)
     if spec.reader == "realnews":
-        return readers.read_realnews(fileobj, file_name, spec.source, id_path=name)
+        return readers.read_realnews(fileobj, file_name, spec.source, id_path=name, owned=owned)
     if spec.reader == "cc_stories":
         return readers.read_cc_stories(fileobj, file_name, spec.source, id_path=name)
     raise ValueError(f"unknown reader {spec.reader!r} (setting 'reader')")

@@ -101,6 +101,16 @@ class _FileWriter:
                 "bytes": self.bytes}
 
 
+def write_table_file(out_dir: str, dest: str, table: pa.Table, row_group: int = 1000) -> dict:
+    """A whole Arrow table as ONE Parquet file ``<out_dir>/_w/<dest>-<token>.parquet`` (as
+    ``WriteRowsFn`` names its files); returns its descriptor."""
+    rel = f"_w/{dest}-{uuid.uuid4().hex[:16]}.parquet"
+    url = join(out_dir, *rel.split("/"))
+    with FileSystems.create(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+        pq.write_table(table, f, compression="zstd", row_group_size=row_group)
+    return {"path": rel, "url": url, "dest": dest, "rows": table.num_rows, "bytes": table.nbytes}
+
+
 class WriteRowsFn(beam.DoFn):
     """``(dest, row)`` -> rows in ``<out_dir>/_w/<dest>-<token>.<ext>``; yields a descriptor
     ``{path, url, dest, rows, bytes}`` per file closed (at ``max_rows``/``max_bytes`` or at the end
@@ -109,8 +119,9 @@ class WriteRowsFn(beam.DoFn):
     def __init__(self, out_dir: str, fmt: str = "parquet", schema: pa.Schema | None = None,
                  max_rows: int = 200_000, max_bytes: int = 256 << 20, row_group: int = 1000,
                  index_keys=None) -> None:
-        """``index_keys(row) -> [(what, key, id)]``: also yield, on the tagged output ``index``,
-        an ``id_index.entry`` per key naming the file the row went to (``pipelines.transforms.id_index``)."""
+        """``index_keys(row) -> [(what, key, id)]``: also index the rows by those keys, each
+        naming the file the row went to: per file written, its entries go to a spool file and
+        its descriptor to the tagged output ``index`` (``pipelines.transforms.id_index``)."""
         self.index_keys = index_keys
         if fmt not in ("parquet", "jsonl"):
             raise ValueError(f"unknown format {fmt!r}")
@@ -119,9 +130,18 @@ class WriteRowsFn(beam.DoFn):
         self.out_dir, self.fmt, self.schema = out_dir, fmt, schema
         self.max_rows, self.max_bytes, self.row_group = max_rows, max_bytes, row_group
         self._open: dict[str, _FileWriter] = {}
+        self._spools: dict[str, object] = {}
 
     def start_bundle(self) -> None:
-        self._open = {}
+        self._open, self._spools = {}, {}
+
+    def _close(self, dest: str):
+        """The file of ``dest``'s descriptor, then its index spool's (tagged ``index``)."""
+        yield self._open.pop(dest).close()
+        spool = self._spools.pop(dest, None)
+        desc = spool.close() if spool is not None else None
+        if desc is not None:
+            yield beam.pvalue.TaggedOutput("index", desc)
 
     def process(self, element):
         dest, row = element
@@ -131,18 +151,25 @@ class WriteRowsFn(beam.DoFn):
                                                self.row_group)
         w.add(row)
         if self.index_keys is not None:
-            from pipelines.transforms.id_index import entry
+            from pipelines.transforms.id_index import EntrySpool, entry
 
+            spool = self._spools.get(dest)
+            if spool is None:
+                spool = self._spools[dest] = EntrySpool(self.out_dir)
             final = w.rel[len("_w/"):]
             for what, key, doc_id in self.index_keys(row):
-                yield beam.pvalue.TaggedOutput("index", entry(what, key, doc_id, final))
+                spool.add(entry(what, key, doc_id, final))
         if w.rows >= self.max_rows or w.bytes >= self.max_bytes:
-            yield self._open.pop(dest).close()
+            yield from self._close(dest)
 
     def finish_bundle(self):
         for dest in sorted(self._open):
-            yield GlobalWindows.windowed_value(self._open[dest].close())
-        self._open = {}
+            for out in self._close(dest):
+                if isinstance(out, beam.pvalue.TaggedOutput):
+                    yield beam.pvalue.TaggedOutput(out.tag, GlobalWindows.windowed_value(out.value))
+                else:
+                    yield GlobalWindows.windowed_value(out)
+        self._open, self._spools = {}, {}
 
     def teardown(self) -> None:
         for w in self._open.values():  # a failed bundle: close quietly, the file is an orphan
@@ -150,7 +177,7 @@ class WriteRowsFn(beam.DoFn):
                 w.close()
             except Exception:  # noqa: BLE001
                 pass
-        self._open = {}
+        self._open, self._spools = {}, {}
 
 
 class WriteManifest(beam.PTransform):

@@ -24,7 +24,7 @@ from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
 from pipelines.transforms.sinks import WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small
 from pipelines.storage.files import join, write_bytes
-from pipelines.transforms.id_index import WriteIdIndex
+from pipelines.transforms.id_index import SpoolEntriesFn, WriteIdIndex
 
 ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),
@@ -140,7 +140,9 @@ class StageOutcomes(beam.PTransform):
                 _ = entries | "RemovedIndex" >> WriteIdIndex(self.out_dir, self.stage, "removed_text")
             descriptors.append(written)
         if self.id_index and outcomes.get("index") is not None:  # a stage's own entries (dedup groups)
-            _ = outcomes["index"] | "StageIndex" >> WriteIdIndex(self.out_dir, self.stage, "extra")
+            _ = (outcomes["index"]
+                 | "SpoolStageIndex" >> beam.ParDo(SpoolEntriesFn(self.out_dir))
+                 | "StageIndex" >> WriteIdIndex(self.out_dir, self.stage, "extra"))
         if outcomes.get("dead_letter") is not None:
             descriptors.append(outcomes["dead_letter"] | "WriteDeadLetters" >> WriteDeadLetters(self.out_dir))
         if outcomes.get("read") is not None:

@@ -24,6 +24,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from curation.document import DeadLetter, Document, Removal
 from curation.readers.files import common_root, file_problem, id_path
+from pipelines.transforms import progress
 from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
 from pipelines.transforms.timing import timed
 from pipelines.config.job import InputSpec
@@ -37,14 +38,17 @@ SLICE_BYTES = 2 << 20
 documents each, so a stage has enough similar-sized work items to keep every worker busy (the
 local runner splits a stage's items between its workers once, by count)."""
 MAX_SLICES = 32
+PROGRESS_RECORDS = 64
+"""Records between two progress counts of a work item (its bytes count when it is finished)."""
 
 
 @dataclass(frozen=True)
 class FileSlice:
     """Records ``k, k + n, k + 2n, ...`` of one file.  A Pile ``.jsonl.zst`` is one zstd frame
-    that cannot be entered in the middle, so a slice decompresses and parses the whole file but
+    that cannot be entered in the middle, so a slice decompresses and splits the whole file but
     normalizes, identifies and filters only its share: the per-document work, which dominates,
-    spreads over the workers (a 14 GB Pile file is otherwise one worker's job)."""
+    spreads over the workers (a 14 GB Pile file is otherwise one worker's job).  The JSON Lines
+    readers parse only the slice's own records."""
 
     metadata: object
     k: int = 0
@@ -69,24 +73,28 @@ class MatchFn(beam.DoFn):
 
 
 class PlanFn(beam.DoFn):
-    """``(group, FileMetadata)`` -> ``(group, work item)``: WARC ranges, or the file itself."""
+    """``(group, FileMetadata)`` -> ``(group, work item, input bytes it covers)``: WARC ranges,
+    or slices of the file (the bytes feed the read stage's progress)."""
 
     def __init__(self, inputs: list[InputSpec], records_per_range: int) -> None:
         self.inputs, self.records_per_range = inputs, records_per_range
 
     def process(self, element):
         group, metadata = element
+        size = metadata.size_in_bytes or 0
         if self.inputs[group].reader == "warc":
-            for r in PlanWarcRangesFn(self.records_per_range).process(_path_element(metadata.path)):
-                yield group, r
+            ranges = list(PlanWarcRangesFn(self.records_per_range).process(_path_element(metadata.path)))
+            ends = [r.offset for r in ranges[1:]] + [max(size, ranges[-1].offset)]
+            for r, end in zip(ranges, ends):
+                yield group, r, end - r.offset
         else:
-            n = slices_for(metadata.size_in_bytes or 0)
+            n = slices_for(size)
             for k in range(n):
-                yield group, FileSlice(metadata, k, n)
+                yield group, FileSlice(metadata, k, n), size // n + (k < size % n)
 
 
 class PlanWork(beam.PTransform):
-    """``p | PlanWork(inputs)`` -> ``(group index, FileMetadata | WarcRange)``, spread."""
+    """``p | PlanWork(inputs)`` -> ``(group index, FileSlice | WarcRange, bytes)``, spread."""
 
     def __init__(self, inputs: list[InputSpec], records_per_range: int = WARC_RECORDS_PER_RANGE,
                  label: str | None = None) -> None:
@@ -116,11 +124,13 @@ def _source_of(rec) -> str:
 
 
 class ReadWorkFn(beam.DoFn):
-    """``(group, item)`` -> documents; ``removed`` and ``dead_letter`` records; and
-    ``read``: ``(source, records)`` for the item (every record the reader produced)."""
+    """``(group, item, bytes)`` -> documents; ``removed`` and ``dead_letter`` records; and
+    ``read``: ``(source, records)`` for the item (every record the reader produced).
+    ``progress``: the stage folder its progress goes to (``pipelines.transforms.progress``)."""
 
-    def __init__(self, inputs: list[InputSpec], input_root: str | None = None) -> None:
-        self.inputs = list(inputs)
+    def __init__(self, inputs: list[InputSpec], input_root: str | None = None,
+                 progress: str | None = None) -> None:
+        self.inputs, self.progress = list(inputs), progress
         # Document ids hold paths relative to this root (contract 1); without one, each group's
         # deepest common folder (as ``pipelines.transforms.read.ReadInputs``).
         self.roots = [input_root if input_root is not None else common_root(spec.paths)
@@ -137,18 +147,23 @@ class ReadWorkFn(beam.DoFn):
         return fn
 
     def process(self, element) -> Iterator:
-        group, item = element
+        group, item, nbytes = element
         read: Counter = Counter()
         if isinstance(item, FileSlice) and item.n > 1:
             records = self._slice(self.inputs[group], self.roots[group], item)
         else:
             arg = _path_element(item.metadata.path) if isinstance(item, FileSlice) else item
             records = self._fn(group).process(arg) or ()
+        n = 0
         for rec in records:
             read[_source_of(rec)] += 1
             yield rec
-        for source, n in sorted(read.items()):
-            yield TaggedOutput(READ, (source, n))
+            n += 1
+            if n % PROGRESS_RECORDS == 0:
+                progress.report(self.progress, "read", docs=PROGRESS_RECORDS)
+        for source, k in sorted(read.items()):
+            yield TaggedOutput(READ, (source, k))
+        progress.report(self.progress, "read", docs=n % PROGRESS_RECORDS, bytes=nbytes)
 
 
     @timed("read")
@@ -166,8 +181,9 @@ class ReadWorkFn(beam.DoFn):
         i = 0
         try:
             with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                for rec in _records(spec, f, path, name):
-                    if i % item.n == item.k:
+                # the JSON Lines readers parse only this slice's records (None for the others)
+                for rec in _records(spec, f, path, name, lambda j: j % item.n == item.k):
+                    if rec is not None and i % item.n == item.k:
                         yield from _route(rec, path, name)
                     i += 1
         except (Exception, RecursionError) as e:  # noqa: BLE001 - a file failing mid-way is a dead letter

@@ -79,11 +79,11 @@ def test_portable_runner_on_external_worker_pool_matches_local(installed, sample
         wait_for_port(job_port, job, "job service")
         wait_for_port(pool_port, pool, "worker pool")
         out = tmp_path / "run"
-        _, secs = _curate(installed, sample, out, "--runner", "PortableRunner",
-                          "--job_endpoint", f"127.0.0.1:{job_port}",
-                          "--environment_type", "EXTERNAL",
-                          "--environment_config", f"127.0.0.1:{pool_port}",
-                          "--direct_num_workers", "2")
+        proc, secs = _curate(installed, sample, out, "--runner", "PortableRunner",
+                             "--job_endpoint", f"127.0.0.1:{job_port}",
+                             "--environment_type", "EXTERNAL",
+                             "--environment_config", f"127.0.0.1:{pool_port}",
+                             "--direct_num_workers", "2", "--progress-every", "1")
     finally:
         stop(job)
         stop(pool)
@@ -91,6 +91,9 @@ def test_portable_runner_on_external_worker_pool_matches_local(installed, sample
     pool_log = (tmp_path / "worker_pool.log").read_text()
     workers = [line for line in pool_log.splitlines() if "Starting worker with command" in line]
     assert len(workers) == 2, pool_log[-3000:]  # two SDK harness processes served the job
+    # live progress from the workers' own counts (the job service has no live metrics)
+    progress = [line.split(":")[0] for line in proc.stderr.splitlines() if " documents" in line]
+    assert {"read", "dedup", "decontaminate", "tokenize"} <= set(progress), proc.stderr[-3000:]
 
     a, b = (json.loads((r / "run.json").read_text()) for r in (local, out))
     assert b["runner"] == "PortableRunner" and a["runner"] == "FnApiRunner"

@@ -141,3 +141,20 @@ def test_reader_for():
     assert reader_for("pile") is read_pile
     with pytest.raises(ValueError, match="setting 'reader'"):
         reader_for("parquet")
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_a_slice_parses_only_its_own_records(n):
+    """``owned``: the other records come out as None, numbered as without it (blank lines not
+    counted, a bad line is a record of its own)."""
+    data = (pile_line("a", "Books3") + b"\n" + b"{not json\n" + pile_line("b", "Github")
+            + pile_line("c", "FreeLaw") + b"  \n" + pile_line("d", "Books3"))
+    whole = list(read_pile(zst(data), "f.jsonl.zst"))
+    for k in range(n):
+        part = list(read_pile(zst(data), "f.jsonl.zst", owned=lambda i, k=k: i % n == k))
+        assert len(part) == len(whole)
+        assert [r for i, r in enumerate(part) if i % n != k] == [None] * sum(i % n != k for i in range(len(whole)))
+        assert [r for i, r in enumerate(part) if i % n == k] == [r for i, r in enumerate(whole) if i % n == k]
+    news = b"".join(json.dumps({"title": t, "text": ENGLISH}).encode() + b"\n" for t in "xyz")
+    assert [r and r.id for r in read_realnews(io.BytesIO(news), "n.jsonl", owned=lambda i: i == 1)] == [
+        None, "realnews/n.jsonl:1", None]

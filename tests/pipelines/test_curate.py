@@ -1,6 +1,7 @@
 """The whole curate job on a tiny corpus, with 2 worker processes (every DoFn is pickled)."""
 import glob
 import gzip
+import io
 import json
 import os
 
@@ -9,6 +10,7 @@ import pytest
 
 from blending.indexed_dataset import IndexedDataset
 from pipelines import curate
+from pipelines.config import options as cli_options
 from pipeline_fixtures import write_config, write_corpus
 
 pytestmark = pytest.mark.slow
@@ -20,10 +22,25 @@ def run_dir(tmp_path_factory):
     write_corpus(str(tmp / "raw"))
     cfg = write_config(str(tmp / "cfg.yaml"), str(tmp / "raw"))
     out = str(tmp / "run")
-    rc = curate.run(["--config", cfg, "--output", out, "--direct_running_mode=multi_processing",
-                     "--direct_num_workers=2"])
+    terminal = io.StringIO()  # what the terminal (or a cluster job's log) shows while it runs
+    saved, cli_options.terminal = cli_options.terminal, lambda: terminal
+    try:
+        rc = curate.run(["--config", cfg, "--output", out, "--direct_running_mode=multi_processing",
+                         "--direct_num_workers=2", "--progress-every", "0.2"])
+    finally:
+        cli_options.terminal = saved
     assert rc == 0
+    with open(os.path.join(str(tmp), "progress.txt"), "w") as f:
+        f.write(terminal.getvalue())
     return out
+
+
+def test_every_stage_shows_live_progress(run_dir):
+    lines = open(os.path.join(os.path.dirname(run_dir), "progress.txt")).read().splitlines()
+    stages = [line.split(":")[0] for line in lines]
+    assert [s for i, s in enumerate(stages) if s not in stages[:i]] == [
+        "read", "dedup", "decontaminate", "tokenize"], lines
+    assert any(line.startswith("read: 11 documents") and "100% of the input" in line for line in lines)
 
 
 def test_accounting_identity_holds(run_dir):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import apache_beam as beam
 from apache_beam.testing.util import assert_that, equal_to
 
-from curation.dedup_records import dedup_records, similarity
+from curation.dedup_records import dedup_records, node_id, similarity
 from curation.fuzzy_config import FuzzyDedupConfig
 from curation.lsh import exact_jaccard
 from curation.minhash import shingles
@@ -36,14 +36,16 @@ def test_verify_candidates_keeps_pairs_at_the_threshold_with_their_similarity(pi
     with pipeline as p:
         edges = {"records": p | "R" >> beam.Create(recs[:3]), "candidates": p | "C" >> beam.Create(candidates)} \
             | VerifyCandidates("exact", 0.8)
-        assert_that(edges | beam.Map(lambda e: (e[0][-2], e[1][-2], round(e[2], 9))),
+        assert_that(edges | beam.Map(lambda e: (node_id(e[0]), node_id(e[1]), round(e[2], 9))),
                     equal_to([("a", "b", round(true, 9))]))
     assert true == similarity(recs[0].shingles, recs[1].shingles, "exact") >= 0.8
 
 
 def test_cluster_rows_sizes_kept_member_and_best_similarity(pipeline):
-    a, b, c, d = (0, "a", "wikipedia"), (1, "b", "pile_cc"), (2, "c", "pile_cc"), (5, "d", "realnews")
-    e = (6, "e", "realnews")
+    def node(rank, i, source):  # curation.dedup_records: four rank values, id, source
+        return (rank, 0, 0.0, 0, i, source)
+    a, b, c, d = node(0, "a", "wikipedia"), node(1, "b", "pile_cc"), node(2, "c", "pile_cc"), node(5, "d", "realnews")
+    e = node(6, "e", "realnews")
     labels = [(b, a), (c, a), (e, d)]
     edges = [(a, b, 0.9), (a, c, 0.85), (b, c, 0.95), (d, e, None)]
     with pipeline as p:

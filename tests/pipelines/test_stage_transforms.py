@@ -7,18 +7,16 @@ import apache_beam as beam
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
-import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
-from curation.document import Decision, Document
+from curation.document import Document
 from pipelines.transforms.chain import ChainFn
 from pipelines.transforms.outputs import REMOVED
 from pipelines.transforms.filter_fn import FilterDoFn
-from pipelines.transforms.decisions import ApplyDecisions
-from pipelines.transforms.parts import WriteParts, from_row, read_part, to_row
+from pipelines.transforms.parts import from_row, to_row
 from pipelines.transforms.shards import WriteShards, shard_bounds
 from pipelines.transforms.sinks import WriteRowsFn
-from pipeline_fixtures import doc, english
+from pipeline_fixtures import doc
 
 
 def test_document_parts_round_trip_every_field(tmp_path):
@@ -40,38 +38,6 @@ def test_row_writer_rolls_files_and_describes_them(pipeline, tmp_path):
     got = sorted(json.loads(line)["i"] for f in files for line in pd.read_json(f, lines=True).to_json(
         orient="records", lines=True).splitlines())
     assert got == list(range(7))
-
-
-def test_decisions_meet_their_documents_in_their_parts(pipeline, tmp_path):
-    out = str(tmp_path)
-    docs = [doc(f"d{i}", english(i)) for i in range(12)]
-    with beam.Pipeline(runner="FnApiRunner") as p:
-        _ = p | beam.Create(docs) | WriteParts(out, "read", rows=5)
-    parts = sorted(glob.glob(os.path.join(out, "_w", "stages", "read", "*.parquet")))
-    ids = [(d.id, u) for u in parts for d in read_part(u)]
-    assert sorted(i for i, _ in ids) == sorted(d.id for d in docs) and len(parts) >= 2
-    decisions = [Decision("d3", "wikipedia", "exact_dedup", "duplicate", {"kept": "d1"}),
-                 Decision("d7", "wikipedia", "fuzzy_dedup", "near_duplicate", {"kept": "d2"}),
-                 Decision("d7", "wikipedia", "exact_dedup", "duplicate", {"kept": "d1"})]
-    with pipeline as p:
-        out = ({"parts": p | "P" >> beam.Create(parts), "ids": p | "I" >> beam.Create(ids),
-                "decisions": p | "D" >> beam.Create(decisions)} | ApplyDecisions())
-        assert_that(out["kept"] | beam.Map(lambda d: d.id),
-                    equal_to([d.id for d in docs if d.id not in ("d3", "d7")]), label="kept")
-        # the earlier stage wins a document removed twice; the text comes from the part
-        assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.stage, r.doc.text == english(int(r.doc.id[1:])))),
-                    equal_to([("d3", "exact_dedup", True), ("d7", "exact_dedup", True)]), label="removed")
-
-
-def test_a_decision_for_an_unknown_document_fails_the_job(pipeline, tmp_path):
-    with beam.Pipeline(runner="FnApiRunner") as p:
-        _ = p | beam.Create([doc("a", "x")]) | WriteParts(str(tmp_path), "read")
-    parts = glob.glob(os.path.join(str(tmp_path), "_w", "stages", "read", "*.parquet"))
-    with pytest.raises(Exception, match="never read"):
-        with pipeline as p:
-            _ = ({"parts": p | "P" >> beam.Create(parts), "ids": p | "I" >> beam.Create([("a", parts[0])]),
-                  "decisions": p | "D" >> beam.Create([Decision("zz", "s", "exact_dedup", "duplicate")])}
-                 | ApplyDecisions())
 
 
 def _shards(tmp_path, name, items, run_bytes):

@@ -7,6 +7,7 @@ import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
 from curation.decontamination import DecontaminationConfig
+from curation.dedup_records import node_id
 from curation.document import Removal
 from curation.language import LanguageConfig
 from pipelines.transforms.filter_fn import ApplyFilter
@@ -70,7 +71,7 @@ def test_exact_dedup_keeps_the_highest_priority_source(pipeline):
             doc("rn/1", text, "realnews"), doc("other", english(3))]
     with pipeline as p:
         out = p | beam.Create(docs) | DedupRecords() | ExactDedup()
-        assert_that(out["kept"] | beam.Map(lambda m: m[0][-2]), equal_to(["wiki/1", "other"]), label="kept")
+        assert_that(out["kept"] | beam.Map(lambda m: node_id(m[0])), equal_to(["wiki/1", "other"]), label="kept")
         assert_that(out["decisions"] | beam.Map(lambda d: (d.id, d.stage, d.reason, d.detail["kept"])),
                     equal_to([("cc/1", "exact_dedup", "duplicate", "wiki/1"),
                               ("rn/1", "exact_dedup", "duplicate", "wiki/1")]), label="decisions")
@@ -110,7 +111,7 @@ def test_fuzzy_dedup_removes_near_duplicates_keeping_priority(pipeline):
                     equal_to([("owt/1", "fuzzy_dedup", "near_duplicate", "wiki/1")]), label="decisions")
         assert_that(out["groups"] | beam.Map(lambda r: (r["id"], r["kept"], round(r["similarity"], 6))),
                     equal_to([("wiki/1", True, 0.981982), ("owt/1", False, 0.981982)]), label="rows")
-        assert_that(out["inputs"], equal_to([("fuzzy", d.source) for d in docs]), label="inputs")
+        assert_that(out["inputs"], equal_to([(("fuzzy", d.source), 1) for d in docs]), label="inputs")
 
 
 def _dedup_stage(tmp_path, docs, exact: bool, fuzzy: FuzzyDedupConfig) -> tuple[list, list]:

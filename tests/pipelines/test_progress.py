@@ -1,0 +1,114 @@
+"""Live progress: workers' counts in the stage folder, the driver's line (documents, rate, ETA)."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import threading
+import time
+
+import apache_beam as beam
+
+from pipelines.runfolder.progress import ProgressLine, format_line, stage_counts
+from pipelines.transforms import progress
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _write(folder, stage, name, **counts):
+    path = os.path.join(folder, progress.PROGRESS_DIR, stage, f"{name}.json")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({**counts, "time": 0}, f)
+
+
+def test_reporter_sums_per_process_and_writes_at_most_every_interval(tmp_path, monkeypatch):
+    folder = str(tmp_path)
+    monkeypatch.setattr(progress, "LOCAL_SECONDS", 3600.0)
+    progress._reporters.clear()
+    progress.report(folder, "read", docs=5, bytes=100)  # the first report is written at once
+    progress.report(folder, "read", docs=7)  # within the interval: kept in memory
+    assert stage_counts(folder, "read") == {"docs": 5, "bytes": 100}
+    progress.flush()  # a bundle ended
+    assert stage_counts(folder, "read") == {"docs": 12, "bytes": 100}
+    _write(folder, "read", "other-worker", docs=3, out=2)
+    assert stage_counts(folder, "read") == {"docs": 15, "bytes": 100, "out": 2}
+    progress.report(None, "read", docs=1)  # no folder: nothing
+    progress._reporters.clear()
+
+
+def test_line_totals_rate_and_eta(tmp_path):
+    folder, clock, out = str(tmp_path), Clock(), io.StringIO()
+    stages = [("read", folder), ("dedup", folder), ("tokenize", folder)]
+    line = ProgressLine(stages, out, tty=False, every=30, input_bytes=1000, clock=clock)
+    assert line.poll() is None  # nothing reported yet
+    _write(folder, "read", "w1", docs=100, bytes=200)
+    assert line.poll() == "read: 100 documents, 20% of the input"
+    clock.t = 10.0
+    _write(folder, "read", "w1", docs=600, bytes=600, out=550)
+    assert line.poll() == "read: 600 documents, 50/s, 60% of the input, ETA 10s"
+    clock.t = 20.0
+    _write(folder, "dedup", "w1", passes=550)  # dedup reads every document twice
+    assert line.poll() == "dedup: 275 of 550 documents"
+    clock.t = 25.0
+    _write(folder, "dedup", "w1", passes=825, out=500)
+    assert line.poll() == "dedup: 412 of 550 documents, 27/s, ETA 5s"
+    _write(folder, "tokenize", "w2", docs=10)
+    assert line.poll().startswith("tokenize: 10 of 500 documents")
+    assert format_line("tokenize", 5, 10, 1.0, None, 4000) == "tokenize: 5 of 10 documents, 1/s, ETA 1h06m"
+
+
+def test_log_output_prints_changed_lines_only_and_a_terminal_keeps_finished_stages(tmp_path):
+    folder, clock = str(tmp_path), Clock()
+    log = io.StringIO()
+    line = ProgressLine([("read", folder), ("dedup", folder)], log, tty=False, every=30, clock=clock)
+    _write(folder, "read", "w", docs=4, out=4)
+    line._tick()
+    line._tick()  # unchanged: not printed again
+    assert log.getvalue() == "read: 4 documents\n"
+    tty = io.StringIO()
+    line = ProgressLine([("read", folder), ("dedup", folder)], tty, tty=True, every=1, clock=clock)
+    line._tick()
+    _write(folder, "dedup", "w", passes=2)
+    clock.t = 1.0
+    line._tick()
+    text = tty.getvalue()
+    assert text.startswith("\rread: 4 documents\033[K") and "\rread: 4 documents" in text
+    assert text.count("\n") == 1 and text.endswith("\rdedup: 1 of 4 documents\033[K")
+
+
+class _Slow(beam.DoFn):
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+
+    def process(self, x):
+        time.sleep(0.02)
+        progress.report(self.folder, "read", docs=1)
+        yield x
+
+    def finish_bundle(self):
+        progress.flush()
+
+
+def test_progress_lines_appear_while_the_stage_runs(tmp_path):
+    folder, out = str(tmp_path), io.StringIO()
+    line = ProgressLine([("read", folder)], out, tty=False, every=0.1).start()
+    seen: list[tuple[float, str]] = []
+    watcher = threading.Thread(target=lambda: [seen.append((time.monotonic(), out.getvalue()))
+                                               or time.sleep(0.05) for _ in range(400)], daemon=True)
+    watcher.start()
+    with beam.Pipeline(runner="FnApiRunner") as p:
+        _ = p | beam.Create(range(150)) | beam.ParDo(_Slow(folder))
+    ended = time.monotonic()
+    line.stop()
+    during = [text for t, text in seen if t < ended and text]
+    assert during, "no progress line while the stage ran"
+    first = during[0].splitlines()[0]
+    assert first.startswith("read: ") and int(first.split()[1].replace(",", "")) < 150
+    assert stage_counts(folder, "read") == {"docs": 150}
