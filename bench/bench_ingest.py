@@ -1,6 +1,7 @@
 """Ingest benchmark: read -> normalize -> language id -> heuristic filters.
 
-Two measurements (results in bench/RESULTS-ingest.md):
+Two measurements (results in bench/RESULTS.md, "Per-stage cost, one core" and "Scaling of the
+ingest job"):
 
 1. Per stage, in process, one core: the sample corpus scaled to ``--docs`` documents (default
    100,000) goes through the real readers, ``normalize_text``, fastText lid.176 and the

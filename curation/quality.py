@@ -85,7 +85,7 @@ def preprocess(text: str, max_chars: int = 20_000) -> str:
     writes table cells as ``| a | b |``, others write list bullets or nothing, and the raw page
     text of the training negatives joins menu items with ``|``.  Kept, they became the
     strongest low-quality feature, and real articles with a table scored 0.00 (bench/RESULTS.md,
-    "Quality classifier on real articles").  fastText splits words on ASCII whitespace itself,
+    "Quality as a filter").  fastText splits words on ASCII whitespace itself,
     so line breaks and tabs become spaces and no split/join is done (that would cost as much as
     the prediction, bench/bench_quality.py); the symbol tokens go with one regex that only
     starts at a space."""

@@ -15,7 +15,7 @@ tell, for ANY combination of candidate thresholds, exactly which documents pass 
 and which rule removes the others first (``evaluate``): the same answer as
 ``curation.language.keep_language``, ``curation.heuristics.decide`` and the quality threshold
 applied to each stored row.  Documents whose scores sit far from every candidate share a few
-cells, so the table stays small (its size is reported by bench/RESULTS.md).
+cells, so the table stays small (its size: bench/RESULTS.md, "Filter grid size").
 
 What the grid cannot know, and says so:
 * a document the run removed before a later filter was never scored by it: if new thresholds
