@@ -28,6 +28,10 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 # Commands that run Beam: their terminal logging is set up before Beam is imported (the others,
 # e.g. train, configure their own logging).
 BEAM_COMMANDS = ("curate", "stage", "takedown", "explain")
+# Commands that run a Beam job in this process: the console script ends them without the
+# interpreter's teardown, where gRPC's runtime can abort a finished job (infra.compat.beam.
+# exit_after_job says why). ``main`` itself returns normally, for callers in process.
+IN_PROCESS_JOBS = ("curate", "demo")
 
 
 def _usage() -> str:
@@ -64,5 +68,16 @@ def main(argv: list[str] | None = None) -> int:
     return int(result or 0)
 
 
+def console_main() -> None:
+    """The ``mtnlg`` console script: ``main`` with the process's exit status."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv and argv[0] in IN_PROCESS_JOBS:
+        from infra.compat.beam import exit_after_job
+
+        exit_after_job(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -421,5 +421,7 @@ def _run_stages(args: argparse.Namespace, rd: RunDir, fp: str, runner: Runner) -
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    from infra.compat.beam import exit_after_job
+
+    exit_after_job(run())
 

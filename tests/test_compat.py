@@ -155,3 +155,44 @@ def test_torch_fake_world_is_a_process_group_of_fake_ranks():
     with fake_world(6):
         assert dist.get_world_size() == 6 and dist.get_rank() == 0
     assert not dist.is_initialized()
+
+
+def test_exit_after_job_flushes_logs_and_streams_and_keeps_the_status(tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "job.log"
+    child = (
+        "import logging, sys\n"
+        f"h = logging.FileHandler({str(log)!r}); logging.getLogger().addHandler(h)\n"
+        "logging.getLogger().warning('last log line')\n"
+        "sys.stdout.write('no newline on stdout'); sys.stderr.write('buffered stderr')\n"
+        "from infra.compat.beam import exit_after_job\n"
+        "exit_after_job(3)\n"
+        "print('never printed')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 3
+    assert proc.stdout == "no newline on stdout"
+    assert proc.stderr.endswith("buffered stderr")
+    assert log.read_text() == "last log line\n"
+
+
+def test_console_script_ends_in_process_jobs_without_teardown(monkeypatch):
+    import sys
+
+    from infra.compat import beam
+    from mtnlg import cli
+
+    ended: list[int] = []
+    monkeypatch.setattr(beam, "exit_after_job", ended.append)
+    monkeypatch.setattr(cli, "main", lambda argv: 5)
+    for argv, expected in ((["curate", "--config", "demo"], [5]), (["demo"], [5]),
+                           (["blend", "--help"], [])):
+        ended.clear()
+        monkeypatch.setattr(sys, "argv", ["mtnlg", *argv])
+        with pytest.raises(SystemExit) as exit_:
+            cli.console_main()  # exit_after_job is patched out, so sys.exit follows it here
+        assert exit_.value.code == 5
+        assert ended == expected, argv
