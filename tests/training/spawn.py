@@ -14,6 +14,7 @@ or signal) fails the whole run with its traceback or signal name, exit status 1.
 """
 from __future__ import annotations
 
+import faulthandler
 import importlib.util
 import os
 import socket
@@ -32,6 +33,9 @@ def _rank(local_rank: int, nproc: int, port: int, worker, argv: list[str]) -> No
     os.environ.update(RANK=str(local_rank), LOCAL_RANK=str(local_rank), WORLD_SIZE=str(nproc),
                       LOCAL_WORLD_SIZE=str(nproc), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     sys.argv = [worker.__file__, *argv]
+    # A rank that crashes in native code (the SIGSEGV once seen inside gloo's TCP transport on a
+    # loaded CI box, never reproduced since) prints every thread's Python stack before it dies.
+    faulthandler.enable(all_threads=True)
     worker.main()
 
 
