@@ -172,7 +172,7 @@ def main(argv=None) -> int:
     demo = load_config(config_path("sources", "demo"), check_paths=False)
     cc_extractor = next(s.extractor for s in demo.inputs if s.reader == "warc")
     real = {ex: real_articles(args.eval_dir, ex) for ex in ("trafilatura", cc_extractor)}
-    print(f"real English articles kept by language id: " + ", ".join(f"{k} {len(v)}" for k, v in real.items()))
+    print("real English articles kept by language id: " + ", ".join(f"{k} {len(v)}" for k, v in real.items()))
     views = {"symbol tokens dropped": quality.preprocess}
     if args.ablation:
         views["symbol tokens kept (before)"] = lambda text, max_chars=20_000: \

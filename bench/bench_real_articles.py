@@ -32,7 +32,6 @@ straightens curly quotes), so a snippet matches the shard text it annotates.
 from __future__ import annotations
 
 import argparse
-import gzip
 import io
 import json
 import os
@@ -88,7 +87,7 @@ def write_warc(pages, path: str) -> None:
             resp = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(data))),
                                                ("Server", "nginx")], protocol="HTTP/1.1")
             w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(data), http_headers=resp))
-            meta = f"fetchTimeMs: 120\ncharset-detected: unknown\n".encode()
+            meta = "fetchTimeMs: 120\ncharset-detected: unknown\n".encode()
             w.write_record(w.create_warc_record(url, "metadata", payload=io.BytesIO(meta),
                                                 warc_content_type="application/warc-fields"))
 

@@ -51,7 +51,7 @@ def check(version: str | None = None) -> None:
     """Raise ``WarcioMismatch`` unless warcio (``version``: as installed) is supported and has
     every internal name this module uses, with the meaning it relies on."""
     from warcio.archiveiterator import ArchiveIterator, WARCIterator
-    from warcio.bufferedreaders import ChunkedDataReader  # noqa: F401 - must import
+    from warcio import bufferedreaders
     from warcio.limitreader import LimitReader
 
     found = version if version is not None else metadata.version("warcio")
@@ -62,6 +62,8 @@ def check(version: str | None = None) -> None:
             f"checked in {'.'.join(map(str, low))} to below {'.'.join(map(str, high))}; install "
             "a version in that range (pyproject.toml), or re-check those internals and widen it")
     missing = []
+    if not isinstance(getattr(bufferedreaders, "ChunkedDataReader", None), type):
+        missing.append("bufferedreaders.ChunkedDataReader (a class)")
     if not isinstance(getattr(ArchiveIterator, "INC_RECORD", None), str):
         missing.append("ArchiveIterator.INC_RECORD (a str)")
     it = WARCIterator(io.BytesIO(b""))
