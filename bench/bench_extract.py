@@ -162,25 +162,10 @@ def print_tables(tallies, peer: str, order: list[str]) -> None:
 
 
 def print_depth(pages) -> None:
-    from selectolax.lexbor import LexborHTMLParser
-
-    from curation.extraction import markup_depth
+    from curation.extraction import markup_depth, parsed_depth
     from curation.readers import decode_html
 
-    def dom_depth(html: str) -> int:
-        deepest, stack = 0, [(LexborHTMLParser(html).root, 0)]
-        while stack:
-            node, d = stack.pop()
-            deepest = max(deepest, d)
-            c = node.child
-            while c is not None:
-                if c.tag and c.tag[0] != "-":
-                    stack.append((c, d + 1))
-                c = c.next
-        return deepest
-
-    # The scan counts <html> as level 1; the walk starts at <html> with 0: add 1 to compare.
-    rows = [(markup_depth(data), dom_depth(decode_html(data)) + 1, item["url"]) for _, item, data in pages]
+    rows = [(markup_depth(data), parsed_depth(decode_html(data)), item["url"]) for _, item, data in pages]
     over = [r[0] - r[1] for r in rows if r[0] > r[1]]
     print(f"\nmarkup depth over {len(rows)} pages: scan max {max(r[0] for r in rows)}, "
           f"Lexbor tree max {max(r[1] for r in rows)}; the scan counts more than the tree on "

@@ -7,7 +7,7 @@ cheap markup checks that run before any extractor.
 - ``markup_depth``/``markup_too_deep``, ``too_many_blocks``: ``curation.extraction.markup``.
 """
 from curation.extraction.main_text import DEFAULT_PARAMS, MainTextParams, extract_main_text
-from curation.extraction.markup import MAX_HTML_DEPTH, MAX_JUSTEXT_BLOCKS, markup_depth, markup_too_deep, too_many_blocks
+from curation.extraction.markup import MAX_HTML_DEPTH, MAX_JUSTEXT_BLOCKS, markup_depth, markup_too_deep, parsed_depth, too_many_blocks
 
 __all__ = ["DEFAULT_PARAMS", "MAX_HTML_DEPTH", "MAX_JUSTEXT_BLOCKS", "MainTextParams", "extract_main_text",
-           "markup_depth", "markup_too_deep", "too_many_blocks"]
+           "markup_depth", "markup_too_deep", "parsed_depth", "too_many_blocks"]

@@ -175,3 +175,22 @@ def too_many_blocks(html: str | bytes, limit: int = MAX_JUSTEXT_BLOCKS) -> bool:
             if n > limit:
                 return True
     return False
+
+
+def parsed_depth(html: str) -> int:
+    """The depth of the tree a browser builds (Lexbor, as selectolax parses), counted as
+    ``markup_depth`` counts (``<html>`` is level 1): the reference the scan is checked against in
+    tests and ``bench/bench_extract.py --depth``.  Never run in the job: parsing is quadratic in
+    depth on hostile markup, which is what ``markup_depth`` guards against."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    deepest, stack = 0, [(LexborHTMLParser(html).root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        child = node.child
+        while child is not None:
+            if child.tag and child.tag[0] != "-":  # elements only: no text, comment, doctype
+                stack.append((child, depth + 1))
+            child = child.next
+    return deepest
