@@ -322,3 +322,20 @@ def test_low_quality_pages_pass_extraction_language_and_heuristics(small):
     assert set(verdicts) == set(planted)
     failed = {planted[i]: v for i, v in verdicts.items() if v != "kept"}
     assert not failed, failed
+
+
+def test_truncated_pile_file_never_takes_a_data_files_name(tmp_path, monkeypatch):
+    """From 30 Pile data files on (about 600k documents), the planted truncated file used to be
+    written over data file 29: its 20k documents were in the ground truth but not in the input."""
+    from mtnlg.sample_data import generate
+
+    real_chunks = generate._chunks
+    monkeypatch.setattr(generate, "_chunks", lambda items, n_files: real_chunks(items, 31))
+    write_sample_corpus(str(tmp_path), docs=SMALL, seed=0)
+    names = sorted(os.listdir(tmp_path / "pile"))
+    assert names == [f"{i:02d}.jsonl.zst" for i in range(32)]  # 31 data files, then the cut one
+    for name in names[:-1]:  # data file 29 among them: whole, not the cut stream
+        with open(tmp_path / "pile" / name, "rb") as f:
+            assert zstandard.ZstdDecompressor().stream_reader(f).read().count(b"\n") >= 1, name
+    with pytest.raises(zstandard.ZstdError):  # the cut stream
+        zstandard.ZstdDecompressor().decompress((tmp_path / "pile" / names[-1]).read_bytes())

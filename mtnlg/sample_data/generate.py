@@ -68,7 +68,9 @@ class _Writer:
                 lines.append(json.dumps(rec, ensure_ascii=False).encode())
             write_bytes(os.path.join(self.out, "pile", name), zstd_bytes(b"\n".join(lines) + b"\n"))
         # An extra Pile file whose zstd stream is cut short: a reader gets an error, no lines.
-        name = "29.jsonl.zst"
+        # Numbered after every data file (29 while there are fewer: the small samples' bytes stay
+        # the same); a fixed 29 overwrote a data file from 30 files (~600k documents) on.
+        name = f"{max(29, len(files)):02d}.jsonl.zst"
         filler = "\n".join(json.dumps({"text": planting.spam("repeated_lines", self.rng("trunc")),
                                        "meta": {"pile_set_name": "Pile-CC"}}) for _ in range(8))
         write_bytes(os.path.join(self.out, "pile", name), truncated_zstd(filler.encode()))
