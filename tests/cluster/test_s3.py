@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cluster_tools import moto_s3
+from cluster_tools import moto_s3, summary_and_progress
 
 boto3 = pytest.importorskip("boto3")
 BUCKET = "corpus"
@@ -78,7 +78,11 @@ def test_curate_on_s3_then_stage_blend_train(installed, s3, tmp_path):
                           "--direct_num_workers=2", *s3_opts], cwd=tmp_path, timeout=1200, **KEYS)
     curate_secs = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
-    assert len((proc.stdout + proc.stderr).splitlines()) < 30
+    # A short summary (one line per stage, a table per source), plus live progress: at most one
+    # line per 30 s of the run when the output is no terminal (pipelines/runfolder/progress.py).
+    lines, progress = summary_and_progress(proc.stdout + proc.stderr)
+    assert len(lines) < 30, "\n".join(lines)
+    assert len(progress) <= curate_secs / 30 + 1, "\n".join(progress)
     info = json.loads(client.get_object(Bucket=BUCKET, Key="runs/r1/run.json")["Body"].read())
     assert info["accounting_ok"]
     for name, s in info["sources"].items():

@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from cluster_tools import free_port, stop, wait_for_port
+from cluster_tools import free_port, stop, summary_and_progress, wait_for_port
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,9 +54,10 @@ def local_run(installed, sample, tmp_path_factory):
 
 
 def test_local_run_prints_a_short_summary(local_run):
-    run, proc, _ = local_run
-    lines = (proc.stdout + proc.stderr).splitlines()
+    run, proc, secs = local_run
+    lines, progress = summary_and_progress(proc.stdout + proc.stderr)
     assert len(lines) < 30, "\n".join(lines)
+    assert len(progress) <= secs / 30 + 1, "\n".join(progress)  # a non-terminal: <= 1 per 30 s
     assert any(line.split()[:1] == ["tokenize"] for line in lines)  # one line per stage
     assert lines[-1].startswith(f"wrote {run}/run.json")
     assert (run / "logs" / "curate.log").stat().st_size > 0  # Beam's INFO lines went there
