@@ -108,7 +108,18 @@ def test_keep_last_and_async_save(tmp_path):
 def run_cli(capsys, *args: str) -> tuple[int, str]:
     from training import launch
 
+    import logging
+
     capsys.readouterr()
+    # In process, a logging handler left by an earlier test on this worker may hold that test's
+    # closed capture stream; logging then prints "--- Logging error ---" with a traceback. A real
+    # `mtnlg train` process starts with fresh handlers, so such stale ones are dropped here.
+    loggers = [logging.getLogger()] + [v for v in logging.root.manager.loggerDict.values()
+                                       if isinstance(v, logging.Logger)]
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            if getattr(getattr(handler, "stream", None), "closed", False):
+                logger.removeHandler(handler)
     code = launch.main(list(args))
     return code, capsys.readouterr().err
 
