@@ -27,6 +27,7 @@ def _shared_fixtures(item: pytest.Item) -> list[str]:
     return keys
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the markers set here
 def pytest_collection_modifyitems(config, items):
     if not config.pluginmanager.hasplugin("xdist"):
         return
@@ -58,3 +59,39 @@ def pytest_collection_modifyitems(config, items):
             root = find(keys[item.nodeid][0])
             for name in sorted(names[root]) or [root]:
                 item.add_marker(pytest.mark.xdist_group(name))
+
+
+# pytest 9.2 keeps a node's id in ``_id``; pytest-xdist (3.8 and before) writes a test's group to
+# ``item._nodeid``, which 9.2 no longer reads, so ``--dist loadgroup`` splits every group.
+_LOADGROUP_BROKEN = ((9, 2), (3, 8))
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
+
+
+def pytest_configure(config):
+    if config.getvalue("dist") != "loadgroup" or not config.pluginmanager.hasplugin("xdist"):
+        return
+    import xdist
+
+    if (_version(pytest.__version__) >= _LOADGROUP_BROKEN[0]
+            and _version(xdist.__version__) <= _LOADGROUP_BROKEN[1]):
+        raise pytest.UsageError(
+            f"--dist loadgroup does not group tests with pytest {pytest.__version__} and pytest-xdist "
+            f"{xdist.__version__} (every module fixture would be built once per worker): install the "
+            "locked versions (make venv; pyproject.toml pins pytest < 9.2)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist sends this worker's collection to the scheduler
+def pytest_collection_finish(session):
+    """On an xdist worker with ``--dist loadgroup``, every grouped test's id must carry its
+    group (``id@group``): that suffix is all the scheduler groups by.  Fail the run where it is
+    lost (a pytest/xdist pair not covered by the version check above)."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in session.items
+            if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"--dist loadgroup: {len(lost)} grouped test(s) lost their group suffix (e.g. {lost[0]})")
