@@ -44,7 +44,6 @@ __all__ = [
     "disable_timed_flush",
     "exit_after_job",
     "is_local_runner",
-    "reuse_s3_clients",
     "safe_local_data_plane",
     "stream_runner_input",
 ]
@@ -130,72 +129,6 @@ def safe_local_data_plane() -> None:
     check()
     disable_timed_flush()
     stream_runner_input()
-
-
-# sha256 of the dedented source of Beam's own s3io.S3IO.__init__ (2.77), which builds a new
-# boto3_client.Client from the options whenever no client is given.
-_S3IO_INIT_SHA256 = "e587933d59ae27dd67f6fd5b56d0e909cd79772217e226dd529742c326dd2140"
-
-
-def _s3_client_key(options) -> tuple:
-    """What a Beam S3 client is built from (``boto3_client.Client`` reads these options)."""
-    names = ("s3_access_key_id", "s3_secret_access_key", "s3_session_token", "s3_endpoint_url",
-             "s3_disable_ssl", "s3_region_name", "s3_api_version", "s3_verify")
-    if isinstance(options, dict):
-        return tuple(options.get(n) for n in names)
-    from apache_beam.options.pipeline_options import S3Options
-
-    view = options.view_as(S3Options)
-    return tuple(getattr(view, n, None) for n in names)
-
-
-def reuse_s3_clients() -> bool:
-    """One boto3 S3 client per process and set of S3 options, instead of one per file operation.
-
-    Beam's ``S3FileSystem`` makes a new ``s3io.S3IO(options=...)`` in every method (open, create,
-    match, exists, rename, delete, ...), and each builds a boto3 session and client, which loads
-    botocore's service model and endpoint rules from JSON: ~0.2 s of CPU per file operation.  A
-    curate run of the 845-document sample on S3 spent 70% of its time there.  boto3 clients are
-    thread-safe, and the cache is per process (each Beam worker builds its own).  Only a speed
-    fix: where the installed Beam is not what it was written for, it does nothing and says so
-    (returns False).  Idempotent."""
-    import logging
-
-    try:
-        from apache_beam.io.aws import s3io
-        from apache_beam.io.aws.clients.s3 import boto3_client
-    except ImportError:  # no [aws] extra, or no boto3: no S3 filesystem to speed up
-        return False
-    init = s3io.S3IO.__init__
-    if getattr(init, "_beam_original", None) is not None:
-        return True
-    import apache_beam
-
-    try:
-        require_version("apache-beam", apache_beam.__version__, VERIFIED, "the S3 client reuse "
-                        "(infra/compat/beam.py)")
-        require(_digest(init) == _S3IO_INIT_SHA256, f"apache-beam {apache_beam.__version__}",
-                "s3io.S3IO.__init__ is not the code the S3 client reuse wraps")
-    except CompatError as e:
-        logging.getLogger("mtnlg.compat").warning("S3 clients are not reused: %s", e)
-        return False
-    import threading
-
-    clients: dict = {}
-    lock = threading.Lock()
-
-    def __init__(self, client=None, options=None):
-        if client is None and options is not None:
-            key = _s3_client_key(options)
-            with lock:
-                client = clients.get(key)
-                if client is None:
-                    client = clients[key] = boto3_client.Client(options=options)
-        init(self, client=client, options=options)
-
-    __init__._beam_original = init
-    s3io.S3IO.__init__ = __init__
-    return True
 
 
 def exit_after_job(code: int) -> None:

@@ -13,12 +13,6 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from infra.compat.beam import reuse_s3_clients
-
-# Every process that touches a run's files (the driver, each Beam worker) imports this module:
-# one boto3 client per process for s3:// instead of one per file operation.
-reuse_s3_clients()
-
 
 def is_remote(path: str) -> bool:
     return "://" in path
