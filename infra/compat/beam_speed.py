@@ -8,9 +8,9 @@ left out with one warning and the job runs at Beam's own speed.
 * ``memoize_function_signatures``: Beam inspects the signature of every method of every DoFn
   again and again; each function's is computed once.
 
-``enable()`` applies both; ``pipelines/transforms/__init__.py`` calls it, so the driver and
-every Beam worker that runs the project's steps (they import that package to unpickle them)
-have them.
+``enable()`` applies both; ``pipelines/storage/__init__.py`` calls it, so the driver, every
+Beam worker that runs the project's steps and the run-folder tools (all read and write files
+through that package) have them.
 """
 from __future__ import annotations
 
