@@ -4,7 +4,8 @@ Tests that share a fixture wider than one test (a module's 8-rank training run, 
 installed wheel, a curated RUN) must run on ONE worker, or each worker builds the fixture once
 more. Each set of tests connected through such fixtures (defined in this test tree; pytest's
 own, e.g. tmp_path_factory, do not count) becomes one xdist group, so a new module-scoped
-fixture is shared without anyone remembering a marker. Other tests are spread one by one.
+fixture is shared without anyone remembering a marker. Other tests are spread one by one, slow
+ones (``@pytest.mark.slow``) first.
 """
 from __future__ import annotations
 
@@ -59,6 +60,11 @@ def pytest_collection_modifyitems(config, items):
             root = find(keys[item.nodeid][0])
             for name in sorted(names[root]) or [root]:
                 item.add_marker(pytest.mark.xdist_group(name))
+    # The scheduler hands out groups first (largest first), then single tests in this order:
+    # slow ones (multi-process, end to end) first, so that the quick ones fill the end of the
+    # run instead of one worker finishing a long test alone.  Grouped tests keep their places.
+    if config.getvalue("dist") == "loadgroup":
+        items.sort(key=lambda item: not (item.get_closest_marker("slow") or keys[item.nodeid]))
 
 
 # pytest 9.2 keeps a node's id in ``_id``; pytest-xdist (3.8 and before) writes a test's group to
