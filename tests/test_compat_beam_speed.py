@@ -89,3 +89,12 @@ def test_changed_beam_code_is_left_alone(unpatched, monkeypatch, caplog):
     with caplog.at_level(logging.WARNING, logger="mtnlg.compat"):
         assert not beam_speed.memoize_function_signatures()
     assert "is not the code the function-signature cache wraps" in caplog.text
+
+
+def test_the_environment_can_turn_them_off(unpatched, monkeypatch):
+    from infra.compat import beam_speed
+
+    core, _ = unpatched
+    monkeypatch.setenv("MTNLG_BEAM_SPEED_PATCHES", "0")
+    beam_speed.enable()
+    assert not hasattr(core.get_function_args_defaults, "_beam_original")
