@@ -11,9 +11,11 @@ import pytest
 def unpatched(monkeypatch):
     """Beam's own functions back in place for the test (restored after it)."""
     from apache_beam.io.aws import s3io
+    from apache_beam.options.pipeline_options import PipelineOptions
     from apache_beam.transforms import core
 
-    for owner, name in ((core, "get_function_args_defaults"), (s3io.S3IO, "__init__")):
+    for owner, name in ((core, "get_function_args_defaults"), (s3io.S3IO, "__init__"),
+                        (PipelineOptions, "view_as")):
         f = getattr(owner, name)
         monkeypatch.setattr(owner, name, getattr(f, "_beam_original", f))
     return core, s3io
@@ -66,6 +68,26 @@ def test_one_s3_client_per_set_of_options(unpatched):
     assert s3io.S3IO(client=given).client is given  # an explicit client is used as it is
 
 
+def test_option_views_are_shared_and_see_every_change(unpatched):
+    from apache_beam.options.pipeline_options import (PipelineOptions, StandardOptions,
+                                                      TypeOptions)
+
+    from infra.compat import beam_speed
+
+    assert beam_speed.cache_option_views()
+    options = PipelineOptions(["--runner", "FnApiRunner", "--no_pipeline_type_check", "--extra=1"])
+    std = options.view_as(StandardOptions)
+    assert std is options.view_as(StandardOptions)
+    assert std.runner == "FnApiRunner" and not options.view_as(TypeOptions).pipeline_type_check
+    std.runner = "PortableRunner"  # a change through one view reaches every view and the source
+    assert options.view_as(StandardOptions).runner == "PortableRunner"
+    assert options.get_all_options()["runner"] == "PortableRunner"
+    other = PipelineOptions([])
+    assert other.view_as(StandardOptions) is not std and other.view_as(StandardOptions).runner is None
+    options._all_options = dict(options._all_options)  # a replaced store: the view is rebuilt
+    assert options.view_as(StandardOptions) is not std
+
+
 def test_a_beam_they_were_not_written_for_is_left_alone_with_a_warning(unpatched, monkeypatch, caplog):
     import apache_beam
 
@@ -76,6 +98,7 @@ def test_a_beam_they_were_not_written_for_is_left_alone_with_a_warning(unpatched
     with caplog.at_level(logging.WARNING, logger="mtnlg.compat"):
         assert not beam_speed.memoize_function_signatures()
         assert not beam_speed.reuse_s3_clients()
+        assert not beam_speed.cache_option_views()
     assert not hasattr(core.get_function_args_defaults, "_beam_original")
     assert not hasattr(s3io.S3IO.__init__, "_beam_original")
     assert "2.99.0 is outside" in caplog.text
