@@ -9,7 +9,16 @@ ones (``@pytest.mark.slow``) first.
 """
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# `make test` runs two xdist workers on two cores: a core each.  Thread pools sized to the
+# machine (torch's intra-op OpenMP pool, OpenBLAS) put twice the threads on the cores, and
+# OpenMP threads spin while they wait: the trainer tests took 3x the CPU with them under load.
+# Set before any test module imports torch or numpy; inherited by every subprocess.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 _SHARED_SCOPES = ("module", "package", "session")
 
