@@ -9,7 +9,8 @@ plans them (``pipelines.transforms.work.PlanFn``) and each is run through the sa
 leaves the chain goes through the stage's per-document output steps the job runs next (the
 part row of a kept document, the stats row and aggregate keys of a removal).  Each step's own
 CPU (``time.process_time``, excluding the steps it feeds) is summed; ``--cprofile`` also writes
-a cProfile of the whole run.  ``--limit N`` stops after N records.
+a cProfile of the whole run.  ``--limit N`` stops after N records;
+``--every K`` takes every K-th work item.
 """
 from __future__ import annotations
 
@@ -59,6 +60,7 @@ def main(argv=None) -> int:
     p.add_argument("sample", type=Path)
     p.add_argument("--config", default=str(REPO / "bench/configs/demo_as_2d2ed92.yaml"))
     p.add_argument("--limit", type=int, default=0)
+    p.add_argument("--every", type=int, default=1, help="only every K-th work item (a spread subset)")
     p.add_argument("--cprofile", default=None)
     args = p.parse_args(argv)
 
@@ -104,7 +106,7 @@ def main(argv=None) -> int:
     if prof:
         prof.enable()
     n = 0
-    for item in items:
+    for item in items[::args.every]:
         for out in chain.process(item):
             if isinstance(out, TaggedOutput):
                 if out.tag == "read":

@@ -23,10 +23,15 @@ _FTFY_CONFIG = ftfy.TextFixerConfig(explain=False)  # fix_text's defaults (NFC i
 # that are invisible noise in web text (zero-width space, BOM, soft hyphen).  Zero-width joiners
 # are kept: they are meaningful in emoji and several scripts.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\ufeff\u00ad]")
-# Unicode line/paragraph separators and NEL are line breaks, not spaces.
-_LINE_SEP_RE = re.compile(r"\r\n?|[\u2028\u2029\x85\x0b\x0c]")
-_INLINE_SPACE_RE = re.compile(r"[^\S\n]+")  # any whitespace except newline
-_SPACE_AT_NEWLINE_RE = re.compile(r" ?\n ?")
+# Unicode line/paragraph separators and NEL are line breaks, not spaces: "\r\n" becomes one
+# "\n", each other of these characters one "\n" (a translate, only where one occurs).
+_LINE_SEP_CHARS_RE = re.compile(r"[\r\u2028\u2029\x85\x0b\x0c]")
+_LINE_SEP_TABLE = {ord(c): "\n" for c in "\r\u2028\u2029\x85\x0b\x0c"}
+# Runs of whitespace other than newline become one space.  A lone space is already that, so
+# only the runs that differ are matched (a run starting " x" is a lone space when x is not
+# whitespace; replacing every lone space cost more than the rest of the cleanup).
+_INLINE_SPACE_RE = re.compile(r"(?: [^\S\n]|[^\S\n ])[^\S\n]*")
+_SPACE_AT_NEWLINE_RE = re.compile(r" \n ?|\n ")  # a line's end spaces, once runs are one space
 _MANY_NEWLINES_RE = re.compile(r"\n{3,}")
 
 
@@ -38,12 +43,14 @@ def normalize_text(text: str) -> str:
     """
     text = fix_text(text)
     text = unicodedata.normalize("NFC", text)  # ftfy may skip NFC on text it leaves alone
-    text = _LINE_SEP_RE.sub("\n", text)
+    if _LINE_SEP_CHARS_RE.search(text):
+        text = text.replace("\r\n", "\n").translate(_LINE_SEP_TABLE)
     text = _CONTROL_RE.sub("", text)
     # Each line's spaces collapsed and the line stripped, on the whole text at once: once every
     # run of inline whitespace is one space, a line's ends hold at most one space each.
     text = _SPACE_AT_NEWLINE_RE.sub("\n", _INLINE_SPACE_RE.sub(" ", text))
-    text = _MANY_NEWLINES_RE.sub("\n\n", text)
+    if "\n\n\n" in text:
+        text = _MANY_NEWLINES_RE.sub("\n\n", text)
     return text.strip()
 
 
