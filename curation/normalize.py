@@ -64,6 +64,22 @@ def fix_text(text: str) -> str:
     code point and adversarial text."""
     if not _FTFY_MAY_CHANGE.search(text):
         return text
+    if len(text) > _FTFY_CONFIG.max_decode_length:  # ftfy also cuts long lines: its own loop
+        return _fix_text_by_segments(text)
+    # Only the lines holding a character ftfy may change are visited; HTML entities are
+    # unescaped in a line only while no line up to and including it holds "<".
+    first_lt, out, pos = text.find("<"), [], 0
+    while (m := _FTFY_MAY_CHANGE.search(text, pos)) is not None:
+        start = text.rfind("\n", pos, m.start()) + 1 or pos
+        end = text.find("\n", m.start()) + 1 or len(text)
+        out.append(text[pos:start])
+        out.append(fix_segment(text[start:end], first_lt < 0 or first_lt >= end))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _fix_text_by_segments(text: str) -> str:
     unescape, out, pos = True, [], 0
     while pos < len(text):
         end = text.find("\n", pos) + 1 or len(text)
