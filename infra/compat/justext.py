@@ -1,6 +1,6 @@
 """jusText's paragraph pass with each paragraph's text computed once: the same result as
-``justext.justext(html, stoplist)`` with its default settings, in a third of the time on the sample's
-pages and about half on real pages.
+``justext.justext(html, stoplist)`` with its default settings, in a third of the time on the
+sample's pages and about half on real pages.
 
 Why: jusText 3.0's ``Paragraph.text`` is a property that joins the paragraph's text nodes and
 normalizes their whitespace (a regex whose replacement is a Python function, called once per
