@@ -7,7 +7,9 @@ BPE.  A byte-level BPE tokenizer's ids are, by construction, the concatenation o
 pre-tokenizer's pieces (``PATTERN`` matches, left to right) of the BPE model's ids for each
 piece (its UTF-8 bytes mapped to the byte-level alphabet), so ``WordEncoder`` splits with the
 same pattern in the ``regex`` module and memoises the model's answer per distinct piece
-(words repeat: a document of 1,000 pieces meets a few hundred new ones).  BPE itself is always
+(words repeat: a document of 1,000 pieces meets a few hundred new ones), and the ids of each
+whitespace-led chunk of pieces, so a text already met chunk by chunk costs one ``re`` scan and
+dictionary look-ups.  BPE itself is always
 ``tokenizers``' own model, so merges, ranks and ``ignore_merges`` behave exactly as there.
 
 It applies only to the tokenizer shape it reproduces (``applies``): no normalizer, exactly the
@@ -21,14 +23,19 @@ None).  ``tests/curation/test_bpe_words.py`` probes every other code point throu
 """
 from __future__ import annotations
 
+import functools
 import json
+import re
+import sys
 import unicodedata
+from itertools import chain
 from typing import Any
 
 PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 """The ``ByteLevel`` pre-tokenizer's split (GPT-2's), as ``tokenizers`` compiles it."""
 CACHE_WORDS = 400_000
-"""Distinct pieces memoised per encoder (~100 MB at most); the memo starts over when full."""
+"""Distinct pieces (and chunks) memoised per encoder (~100 MB each at most); a memo starts over
+when full."""
 
 
 def byte_alphabet() -> list[str]:
@@ -63,6 +70,21 @@ def applies(tok: Any) -> bool:
             and all(t.get("special") for t in cfg.get("added_tokens") or []))
 
 
+@functools.lru_cache(maxsize=1)
+def _chunk_pattern() -> re.Pattern:
+    """Chunks: a run of whitespace and the run of non-whitespace after it, with the ``regex``
+    module's own whitespace (``str.isspace`` also counts U+001C-U+001F), found by the ``re``
+    module's faster scan.  No piece of ``PATTERN`` holds whitespace after a non-whitespace
+    character, so every chunk starts a piece, and a chunk splits alone as it does inside the
+    text (the one look-ahead, ``(?!\\S)``, looks within the chunk's own whitespace run): a
+    text's ids are its chunks' ids one after the other."""
+    import regex
+
+    every = "".join(map(chr, range(sys.maxunicode + 1)))
+    space = "".join(f"\\U{ord(c):08x}" for c in regex.findall(r"\s", every))
+    return re.compile(f"[{space}]*[^{space}]+|[{space}]+")
+
+
 class WordEncoder:
     """``encode(text) -> ids`` of a tokenizer for which ``applies`` holds."""
 
@@ -75,6 +97,8 @@ class WordEncoder:
         # UTF-8 bytes read as Latin-1 code points 0-255, then mapped to the byte-level alphabet
         self._alphabet = str.maketrans({b: c for b, c in enumerate(byte_alphabet())})
         self._memo: dict[str, list[int]] = {}
+        self._chunks = _chunk_pattern().findall
+        self._chunk_memo: dict[str, list[int]] = {}
 
     def _piece(self, piece: str) -> list[int]:
         mapped = piece.encode("utf-8").decode("latin-1").translate(self._alphabet)
@@ -92,8 +116,18 @@ class WordEncoder:
                 if unassigned(ch):
                     return None
                 self._known.add(ch)
+        chunks = self._chunks(text)
+        got = list(map(self._chunk_memo.get, chunks))
+        if None in got:
+            got = [ids if ids is not None else self._chunk(chunk) for chunk, ids in zip(chunks, got)]
+        return list(chain.from_iterable(got))
+
+    def _chunk(self, chunk: str) -> list[int]:
         memo, out = self._memo, []
-        for piece in self._split(text):
+        for piece in self._split(chunk):
             ids = memo.get(piece)
             out += ids if ids is not None else self._piece(piece)
+        if len(self._chunk_memo) >= CACHE_WORDS:
+            self._chunk_memo.clear()
+        self._chunk_memo[chunk] = out
         return out

@@ -18,12 +18,11 @@ in config", as dolma's taggers and datatrove's stats blocks do):
 """
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 import re
 import string
-import sys
+from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Mapping
 
@@ -31,6 +30,7 @@ import numpy as np
 
 from curation.document import FilterResult
 from curation.repetition import WordNgrams
+from curation.word_counts import word_counts
 
 TOP_NGRAM_SIZES = (2, 3, 4)
 """n of the most-frequent-n-gram rules (Gopher table A1); every one is always scored."""
@@ -207,50 +207,19 @@ def score_columns(scores: Mapping[str, float] | None) -> dict[str, float | None]
 STOP_WORDS = frozenset({"the", "be", "to", "of", "and", "that", "have", "with"})
 BULLETS = ("•", "●", "○", "◦", "▪", "▫", "‣", "⁃", "-", "*", "–", "·")
 ELLIPSES = ("...", "…")
-_PUNCT_CHARS = string.punctuation + "“”‘’«»…–—"
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
-# A "word" is a maximal run of non-space characters: exactly str.split()'s words (re's \s and
-# str.isspace agree on every code point; tests check it).  Patterns begin with the character
-# class and look behind from there, so the regex engine can skip to candidate characters.
-def _whole_words_of(char_class: str) -> re.Pattern:
-    return re.compile(rf"{char_class}(?<!\S{char_class}){char_class}*(?!\S)")
-
-
-_PUNCT_WORD_RE = _whole_words_of(f"[{re.escape(_PUNCT_CHARS)}]")
-_ASCII_NO_ALPHA_WORD_RE = _whole_words_of(r"[^\sA-Za-z]")
-# Stop words: the word less leading/trailing ASCII punctuation, lowercased. Only ASCII letters
+# Stop words: the word less leading/trailing ASCII punctuation, lowercased.  Only ASCII letters
 # lowercase to the letters of the stop words (U+212A KELVIN SIGN -> "k" is the one non-ASCII
-# letter lowercasing to ASCII), so the case variants are spelled out.
-_STOP_WORD_RE = re.compile(
-    r"(?<!\S)[{p}]*(?:{w})[{p}]*(?!\S)".format(
-        p=re.escape(string.punctuation),
-        w="|".join("".join(f"[{c}{c.upper()}]" for c in word) for word in sorted(STOP_WORDS))))
-
-
-@functools.lru_cache(maxsize=1)
-def _no_alpha_word_re() -> re.Pattern:
-    """Words without a character that str.isalpha() accepts (built once per process, ~0.1 s)."""
-    alpha, ranges, start = [c for c in range(sys.maxunicode + 1) if chr(c).isalpha()], [], None
-    for i, c in enumerate(alpha):
-        if start is None:
-            start = c
-        if i + 1 == len(alpha) or alpha[i + 1] != c + 1:
-            ranges.append(f"{re.escape(chr(start))}-{re.escape(chr(c))}" if c > start else re.escape(chr(c)))
-            start = None
-    return _whole_words_of(rf"[^\s{''.join(ranges)}]")
+# letter lowercasing to ASCII), so a word counts when its stripped core is one of the stop
+# words' ASCII case variants.
+_STOP_FORMS = frozenset("".join(v) for w in STOP_WORDS for v in itertools.product(*((c, c.upper()) for c in w)))
 
 
 def _duplicates(elements: list[str]) -> tuple[int, int]:
-    """(number of elements equal to an earlier one, their total characters), as Gopher."""
-    seen: set[str] = set()
-    count = chars = 0
-    for el in elements:
-        if el in seen:
-            count += 1
-            chars += len(el)
-        else:
-            seen.add(el)
-    return count, chars
+    """(number of elements equal to an earlier one, their total characters), as Gopher: every
+    occurrence after the first of each distinct element."""
+    distinct = set(elements)
+    return len(elements) - len(distinct), sum(map(len, elements)) - sum(map(len, distinct))
 
 
 def score_document(text: str) -> dict[str, float]:
@@ -265,23 +234,24 @@ def score_document(text: str) -> dict[str, float]:
         return scores
     scores["heur_curly_bracket_ratio"] = text.count("{") / n_words
 
-    # Whole-word regexes (the same whitespace as str.split) instead of a loop over words.
     # Mean length is over words that are not pure punctuation (a lone "-" is not a word).
-    punct_words = _PUNCT_WORD_RE.findall(text)
-    content = n_words - len(punct_words)
-    content_chars = sum(map(len, words)) - sum(map(len, punct_words))
+    counted = word_counts(text)  # the words of text.split(), counted in one pass (numpy)
+    content = n_words - counted.punct_words
+    content_chars = int(counted.lengths.sum()) - counted.punct_word_chars
     scores["heur_mean_word_length"] = content_chars / content if content else 0.0
-    no_alpha = len((_ASCII_NO_ALPHA_WORD_RE if text.isascii() else _no_alpha_word_re()).findall(text))
-    scores["heur_alpha_words_ratio"] = (n_words - no_alpha) / n_words
-    scores["heur_stop_words"] = float(len(_STOP_WORD_RE.findall(text)))
+    scores["heur_alpha_words_ratio"] = (n_words - counted.no_alpha_words) / n_words
+    occurrences = Counter(words)  # distinct words in first-seen order, with their counts
+    cores = map(str.strip, occurrences, itertools.repeat(string.punctuation))
+    scores["heur_stop_words"] = float(sum(itertools.compress(occurrences.values(),
+                                                             map(_STOP_FORMS.__contains__, cores))))
     ellipses = text.count("...") + text.count("…")
     scores["heur_symbol_word_ratio"] = max(text.count("#"), ellipses) / n_words
 
     lines = [ln.strip() for ln in text.split("\n")]
     lines = [ln for ln in lines if ln] or [""]
     n_lines = len(lines)
-    scores["heur_bullet_lines_ratio"] = sum(1 for ln in lines if ln.startswith(BULLETS)) / n_lines
-    scores["heur_ellipsis_lines_ratio"] = sum(1 for ln in lines if ln.endswith(ELLIPSES)) / n_lines
+    scores["heur_bullet_lines_ratio"] = sum(map(str.startswith, lines, itertools.repeat(BULLETS))) / n_lines
+    scores["heur_ellipsis_lines_ratio"] = sum(map(str.endswith, lines, itertools.repeat(ELLIPSES))) / n_lines
     if "javascript" in lowered:  # a line's lowercase is a piece of the text's lowercase
         scores["heur_javascript_lines_ratio"] = sum(1 for ln in lines if "javascript" in ln.lower()) / n_lines
 
@@ -295,8 +265,8 @@ def score_document(text: str) -> dict[str, float]:
     scores["heur_duplicate_paragraphs_ratio"] = dup_pars / len(paragraphs)
     scores["heur_duplicate_paragraphs_char_ratio"] = dup_par_chars / n_chars
 
-    vocab = dict(zip(dict.fromkeys(words), itertools.count()))  # dense ids, first seen first
-    ngrams = WordNgrams(words, np.fromiter(map(vocab.__getitem__, words), np.int64, n_words))
+    vocab = dict(zip(occurrences, itertools.count()))  # dense ids, first seen first
+    ngrams = WordNgrams(words, np.fromiter(map(vocab.__getitem__, words), np.int64, n_words), counted.lengths)
     for n, chars in ngrams.top_ngram_chars(TOP_NGRAM_SIZES).items():
         scores[f"heur_top_{n}gram_char_ratio"] = chars / n_chars
     for n, chars in ngrams.duplicate_ngram_chars(DUPLICATE_NGRAM_SIZES).items():

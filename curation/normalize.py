@@ -10,6 +10,8 @@ import unicodedata
 
 import ftfy
 
+from infra.compat.ftfy import fix_segment
+
 # ftfy.fix_text works line by line; a line of printable ASCII, tabs and its newline, without "&"
 # (HTML entities), is one it provably returns unchanged: encoding fixes return ASCII as it is,
 # and every other fixer (quotes, ligatures, widths, C1/control characters, terminal escapes,
@@ -21,9 +23,15 @@ _FTFY_CONFIG = ftfy.TextFixerConfig(explain=False)  # fix_text's defaults (NFC i
 # that are invisible noise in web text (zero-width space, BOM, soft hyphen).  Zero-width joiners
 # are kept: they are meaningful in emoji and several scripts.
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\ufeff\u00ad]")
-# Unicode line/paragraph separators and NEL are line breaks, not spaces.
-_LINE_SEP_RE = re.compile(r"\r\n?|[\u2028\u2029\x85\x0b\x0c]")
-_INLINE_SPACE_RE = re.compile(r"[^\S\n]+")  # any whitespace except newline
+# Unicode line/paragraph separators and NEL are line breaks, not spaces: "\r\n" becomes one
+# "\n", each other of these characters one "\n" (a translate, only where one occurs).
+_LINE_SEP_CHARS_RE = re.compile(r"[\r\u2028\u2029\x85\x0b\x0c]")
+_LINE_SEP_TABLE = {ord(c): "\n" for c in "\r\u2028\u2029\x85\x0b\x0c"}
+# Runs of whitespace other than newline become one space.  A lone space is already that, so
+# only the runs that differ are matched (a run starting " x" is a lone space when x is not
+# whitespace; replacing every lone space cost more than the rest of the cleanup).
+_INLINE_SPACE_RE = re.compile(r"(?: [^\S\n]|[^\S\n ])[^\S\n]*")
+_SPACE_AT_NEWLINE_RE = re.compile(r" \n ?|\n ")  # a line's end spaces, once runs are one space
 _MANY_NEWLINES_RE = re.compile(r"\n{3,}")
 
 
@@ -35,11 +43,14 @@ def normalize_text(text: str) -> str:
     """
     text = fix_text(text)
     text = unicodedata.normalize("NFC", text)  # ftfy may skip NFC on text it leaves alone
-    text = _LINE_SEP_RE.sub("\n", text)
+    if _LINE_SEP_CHARS_RE.search(text):
+        text = text.replace("\r\n", "\n").translate(_LINE_SEP_TABLE)
     text = _CONTROL_RE.sub("", text)
-    lines = [_INLINE_SPACE_RE.sub(" ", line).strip() for line in text.split("\n")]
-    text = "\n".join(lines)
-    text = _MANY_NEWLINES_RE.sub("\n\n", text)
+    # Each line's spaces collapsed and the line stripped, on the whole text at once: once every
+    # run of inline whitespace is one space, a line's ends hold at most one space each.
+    text = _SPACE_AT_NEWLINE_RE.sub("\n", _INLINE_SPACE_RE.sub(" ", text))
+    if "\n\n\n" in text:
+        text = _MANY_NEWLINES_RE.sub("\n\n", text)
     return text.strip()
 
 
@@ -47,19 +58,37 @@ def fix_text(text: str) -> str:
     """Exactly ``ftfy.fix_text(text)``, without handing ftfy the lines it leaves alone.
 
     The loop is ftfy's own (the same segments, and the same rule that HTML entities stop being
-    unescaped once a segment contains "<"); only lines that ftfy may change are fixed by it.
-    Equality with ftfy is tested on the sample corpus and on adversarial text."""
+    unescaped once a segment contains "<"); a line that ftfy may change is fixed by
+    ``infra.compat.ftfy.fix_segment`` (``ftfy.fix_and_explain``'s steps, each skipped where it
+    provably returns its input).  Equality with ftfy is tested on the sample corpus, every
+    code point and adversarial text."""
     if not _FTFY_MAY_CHANGE.search(text):
         return text
-    config, out, pos = _FTFY_CONFIG, [], 0
+    if len(text) > _FTFY_CONFIG.max_decode_length:  # ftfy also cuts long lines: its own loop
+        return _fix_text_by_segments(text)
+    # Only the lines holding a character ftfy may change are visited; HTML entities are
+    # unescaped in a line only while no line up to and including it holds "<".
+    first_lt, out, pos = text.find("<"), [], 0
+    while (m := _FTFY_MAY_CHANGE.search(text, pos)) is not None:
+        start = text.rfind("\n", pos, m.start()) + 1 or pos
+        end = text.find("\n", m.start()) + 1 or len(text)
+        out.append(text[pos:start])
+        out.append(fix_segment(text[start:end], first_lt < 0 or first_lt >= end))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _fix_text_by_segments(text: str) -> str:
+    unescape, out, pos = True, [], 0
     while pos < len(text):
         end = text.find("\n", pos) + 1 or len(text)
-        end = min(end, pos + config.max_decode_length)
+        end = min(end, pos + _FTFY_CONFIG.max_decode_length)
         segment = text[pos:end]
-        if config.unescape_html == "auto" and "<" in segment:
-            config = config._replace(unescape_html=False)
+        if unescape and "<" in segment:
+            unescape = False
         if _FTFY_MAY_CHANGE.search(segment):
-            segment = ftfy.fix_and_explain(segment, config)[0]
+            segment = fix_segment(segment, unescape)
         out.append(segment)
         pos = end
     return "".join(out)

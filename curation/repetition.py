@@ -37,23 +37,36 @@ def _powers(base: int, exponents: np.ndarray) -> np.ndarray:
         while len(low) < 1 << _LOW_BITS:  # doubling: low[k:2k] = low[:k] * base^k
             low = np.concatenate([low, low * np.uint64(pow(base, len(low), 1 << 64))])
         high = np.ones(1, np.uint64)
-    need = (int(exponents.max()) >> _LOW_BITS) + 1 if len(exponents) else 1
+    largest = int(exponents.max()) if len(exponents) else 0
+    need = (largest >> _LOW_BITS) + 1
     if len(high) < need:
         step, grown = pow(base, 1 << _LOW_BITS, 1 << 64), [int(v) for v in high]
         while len(grown) < need:
             grown.append(grown[-1] * step % (1 << 64))
         high = np.array(grown, np.uint64)
     _POWERS[base] = (low, high)
+    if need == 1:
+        return low[exponents]  # high[0] == 1: the same values, one look-up
     return low[exponents & ((1 << _LOW_BITS) - 1)] * high[exponents >> _LOW_BITS]
+
+
+def _power_range(base: int, start: int, stop: int) -> np.ndarray:
+    """base ** arange(start, stop) mod 2**64: a slice of the table when it holds the range."""
+    low = _POWERS.get(base, (None, None))[0]
+    if low is not None and stop <= len(low):
+        return low[start:stop]
+    return _powers(base, np.arange(start, stop))
 
 
 class WordNgrams:
     """The words of one document, prepared once for every n-gram size."""
 
-    def __init__(self, words: list[str], word_ids: np.ndarray | None = None) -> None:
+    def __init__(self, words: list[str], word_ids: np.ndarray | None = None,
+                 lengths: np.ndarray | None = None) -> None:
         self.words = words
         self.n_words = len(words)
-        lengths = np.fromiter(map(len, words), np.int64, self.n_words)
+        if lengths is None:
+            lengths = np.fromiter(map(len, words), np.int64, self.n_words)
         self.offsets = np.zeros(self.n_words + 1, np.int64)
         np.cumsum(lengths, out=self.offsets[1:])
         if word_ids is None:
@@ -70,6 +83,8 @@ class WordNgrams:
             return out
         ids = self.word_ids
         vocab = int(ids.max()) + 1
+        if vocab == self.n_words:  # every word differs: no word n-gram repeats
+            return out
         exact = vocab ** max(sizes) < 1 << 62  # the whole n-gram fits one int64
         keys = ids
         for n in range(2, max(sizes) + 1):
@@ -79,19 +94,31 @@ class WordNgrams:
             keys = keys[:-1] * vocab + ids[n - 1:]
             if not exact:  # renumber the n-grams densely (< n_words) before the next product
                 keys = np.unique(keys, return_inverse=True)[1].reshape(-1)
+            top = self._top_chars(keys, n, m)
+            if top is None:  # no n-gram repeats, so no longer one does either
+                break
             if n in out:
-                out[n] = self._top_chars(keys, n, m)
+                out[n] = top
         return out
 
-    def _top_chars(self, keys: np.ndarray, n: int, m: int) -> int:
+    def _top_chars(self, keys: np.ndarray, n: int, m: int) -> int | None:
+        """The n-gram measure, or None when no n-gram repeats."""
         ordered = np.sort(keys)
-        starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-        runs = np.diff(np.append(starts, m))
+        change = np.empty(m, bool)
+        change[0] = True
+        np.not_equal(ordered[1:], ordered[:-1], out=change[1:])
+        starts = np.flatnonzero(change)
+        if len(starts) == m:
+            return None
+        runs = np.empty(len(starts), np.int64)
+        np.subtract(starts[1:], starts[:-1], out=runs[:-1])
+        runs[-1] = m - starts[-1]
         top = int(runs.max())
-        if top <= 1:
-            return 0
-        winners = ordered[starts[runs == top]]
-        at = keys == winners[0] if len(winners) == 1 else np.isin(keys, winners)
+        winners = ordered[starts[runs == top]]  # ascending
+        if len(winners) == 1:
+            at = keys == winners[0]
+        else:
+            at = winners[np.minimum(np.searchsorted(winners, keys), len(winners) - 1)] == keys
         spans = self.offsets[n:n + m][at] - self.offsets[:m][at]
         return (int(spans.max()) + n - 1) * top
 
@@ -103,20 +130,21 @@ class WordNgrams:
         sizes = [n for n in sizes if self.n_words - n + 1 > 1]
         if not sizes:
             return out
-        prefix, weight = self._prefix_hashes()
+        joined = "".join(self.words)
+        prefix, weight = self._prefix_hashes(joined)
         keys = []
         for n in sizes:
             m = self.n_words - n + 1
             keys.append((prefix[n:n + m] - prefix[:m]) * weight[:m] ^ np.uint64(_SIZE_MIX * n % (1 << 64)))
         flat = np.concatenate(keys)
-        order = np.argsort(flat)
-        same = flat[order[1:]] == flat[order[:-1]]
+        ordered = np.sort(flat)  # a sort of the values (not argsort): 3x cheaper
+        same = ordered[1:] == ordered[:-1]
         if not same.any():
             return out
-        repeated = np.zeros(len(flat), bool)
-        repeated[order[1:][same]] = True
-        repeated[order[:-1][same]] = True
-        joined = "".join(self.words)
+        # the values met more than once (ascending, with repeats): where each key would stand
+        # among them says whether it is one
+        again = ordered[1:][same]
+        repeated = again[np.minimum(np.searchsorted(again, flat), len(again) - 1)] == flat
         offsets = self.offsets.tolist()
         at = 0
         for n, k in zip(sizes, keys):
@@ -126,17 +154,17 @@ class WordNgrams:
                 out[n] = _walk(joined, offsets, candidates.tolist(), n)
         return out
 
-    def _prefix_hashes(self) -> tuple[np.ndarray, np.ndarray]:
+    def _prefix_hashes(self, joined: str) -> tuple[np.ndarray, np.ndarray]:
         """(P, W): P[k] = sum over characters t before word k of code[t] * base^-t, and
         W[k] = base^offsets[k], so the n-gram at word i hashes to (P[i+n] - P[i]) * W[i], which
         depends only on its characters, not on where it stands."""
-        codes = np.frombuffer("".join(self.words).encode("utf-32-le", "surrogatepass"), np.uint32)
+        codes = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), np.uint32)
         offsets = self.offsets
         prefix = np.zeros(len(offsets), np.uint64)
         carried = 0
         for start in range(0, len(codes), _CHUNK):
             chunk = codes[start:start + _CHUNK].astype(np.uint64)
-            sums = np.cumsum(chunk * _powers(_INV_BASE, np.arange(start, start + len(chunk))))
+            sums = np.cumsum(chunk * _power_range(_INV_BASE, start, start + len(chunk)))
             # word boundaries o with start < o <= start + len(chunk) end inside this chunk
             lo = np.searchsorted(offsets, start, side="right")
             hi = np.searchsorted(offsets, start + len(chunk), side="right")

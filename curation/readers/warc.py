@@ -122,9 +122,9 @@ def extract_text(html: str, extractor: str = DEFAULT_EXTRACTOR) -> str:
     if extractor == "main_text":
         return extract_main_text(html)
     if extractor == "justext":
-        import justext
+        from infra.compat import justext  # justext.justext's result, each paragraph's text once
 
-        paragraphs = justext.justext(html, _english_stoplist())
+        paragraphs = justext.paragraphs(html, _english_stoplist())
         return "\n\n".join(p.text for p in paragraphs if not p.is_boilerplate)
     if extractor == "resiliparse":
         from resiliparse.extract.html2text import extract_plain_text

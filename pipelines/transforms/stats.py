@@ -118,8 +118,8 @@ class StageOutcomes(beam.PTransform):
             pcoll = outcomes.get(name)
             if pcoll is None:
                 continue
-            rows = pcoll | f"{name}Rows" >> beam.Map(stats_row)
-            dest_rows = rows | f"{name}Dest" >> beam.Map(lambda r: (dest, r))
+            rows = pcoll | f"{name}Rows" >> beam.ParDo(RowsFn(dest, self.grid)).with_outputs(KEYS, main="rows")
+            dest_rows = rows.rows
             if not self.id_index:
                 descriptors.append(dest_rows | f"{name}WriteRows" >> beam.ParDo(
                     WriteRowsFn(self.out_dir, "parquet", ROW_SCHEMA)))
@@ -129,9 +129,7 @@ class StageOutcomes(beam.PTransform):
                 ).with_outputs("index", main="descriptors")
                 descriptors.append(written.descriptors)
                 spools.append(written.index)
-            partials.append(rows
-                            | f"{name}Keys" >> beam.FlatMap(aggregate_keys, self.grid)
-                            | f"{name}Sum" >> beam.CombinePerKey(sum))
+            partials.append(rows[KEYS] | f"{name}Sum" >> beam.CombinePerKey(sum))
         if outcomes.get("removed") is not None:
             written = outcomes["removed"] | "WriteRemoved" >> WriteRemoved(
                 self.out_dir, self.removed_sample, index=self.id_index)
@@ -155,6 +153,37 @@ class StageOutcomes(beam.PTransform):
                       | "ListPartials" >> Gather()
                       | "WritePartials" >> beam.Map(_write_partials, path))
         return {"descriptors": flatten_small(descriptors, "AllDescriptors"), "aggregates": aggregates}
+
+
+KEYS = "keys"
+
+
+class RowsFn(beam.DoFn):
+    """A stage outcome -> ``(dest, stats_row)``; the rows' aggregate keys (``aggregate_keys``,
+    about ten per document) are summed over the bundle and leave at its end on ``keys`` as
+    ``(key, n)``: one element per distinct key and bundle instead of one per key and document
+    through the runner's combine (what a key sums to does not change)."""
+
+    def __init__(self, dest: str, grid=None) -> None:
+        self.dest, self.grid = dest, grid
+        self._sums: dict[tuple, int] = {}
+
+    def start_bundle(self) -> None:
+        self._sums = {}
+
+    def process(self, record):
+        row = stats_row(record)
+        sums = self._sums
+        for key, n in aggregate_keys(row, self.grid):
+            sums[key] = sums.get(key, 0) + n
+        yield self.dest, row
+
+    def finish_bundle(self):
+        from apache_beam.transforms.window import GlobalWindows
+
+        sums, self._sums = self._sums, {}
+        for key, n in sums.items():
+            yield beam.pvalue.TaggedOutput(KEYS, GlobalWindows.windowed_value((key, n)))
 
 
 def stats_index_keys(row: dict) -> list[tuple[str, str, str]]:

@@ -40,7 +40,7 @@ def test_both_regex_engines_split_every_code_point_alike(hf):
             raise AssertionError(f"splits differ near {text[ours[bad][0]:ours[bad][0] + 12]!r}")
 
 
-ALPHABET = "ab zé’“”—-–.,;:!?'s'll'reT1 23\n\t  \u00a0\u3000Ω一😀\u0301ΣxY0_#@"
+ALPHABET = "ab zé’“”—-–.,;:!?'s'll'reT1 23\n\t  \u00a0\u3000Ω一😀\u0301ΣxY0_#@\x1c\x85\u2028\r"
 
 
 @settings(max_examples=300, deadline=None)
@@ -49,6 +49,16 @@ def test_same_ids_as_tokenizers(hf, texts):
     enc = WordEncoder(hf)
     want = _hf_ids(hf, texts)
     assert [enc.encode(t) for t in texts] == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=40), min_size=2, max_size=12))
+def test_memoised_chunks_give_the_ids_of_the_whole_text(hf, pieces):
+    """A text's ids are its whitespace-led chunks' ids in order, whatever chunks were met
+    before in other texts: encode the pieces, then texts made of them, with one encoder."""
+    enc = WordEncoder(hf)
+    texts = pieces + [" ".join(pieces), "".join(pieces), "\n".join(reversed(pieces)), " ".join(pieces)]
+    assert [enc.encode(t) for t in texts] == _hf_ids(hf, texts)
 
 
 def test_texts_with_code_points_newer_than_this_python_are_left_to_tokenizers(hf):

@@ -205,6 +205,20 @@ def test_markup_guard_follows_the_browser_on_unclosed_and_stray_tags():
     assert markup_too_deep("<div>" * 600) and markup_depth("<div>" * 600, limit=512) == 513
 
 
+@pytest.mark.parametrize("limit", [1, 3, 5, 40])
+def test_markup_guards_skip_the_scan_only_where_it_cannot_exceed_the_limit(limit):
+    """A page with at most ``limit`` "<" is answered without the scan: the same answer."""
+    from curation.extraction.markup import _BLOCK_NAMES, _tags
+
+    rng = __import__("random").Random(limit)
+    pieces = ["<div>", "</div>", "<p>", "<span>", "<br>", "<!-- <div> -->", "<script>'<div>'</script>", "x", "<"]
+    for _ in range(300):
+        html = "".join(rng.choice(pieces) for _ in range(rng.randrange(0, 3 * limit + 3)))
+        blocks = sum(1 for closing, name, _ in _tags(html.encode()) if not closing and name in _BLOCK_NAMES)
+        assert markup_too_deep(html, limit) == (markup_depth(html, limit) > limit)
+        assert too_many_blocks(html, limit) == (blocks > limit)
+
+
 def test_read_warc_keeps_a_page_whose_script_holds_html():
     import io
 

@@ -343,7 +343,7 @@ def test_markup_scans_are_linear_on_unclosed_tags():
     signal.alarm(60)
     try:
         assert not markup_too_deep(b"<a " * 200_000)
-        assert not too_many_blocks(b"<p " * 200_000, limit=10**6)
+        assert not too_many_blocks(b"<p " * 200_000, limit=100_000)  # above the "<" count shortcut
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)

@@ -1,0 +1,212 @@
+"""One ftfy segment fixed exactly as ``ftfy.fix_and_explain`` fixes it, without its costs where
+nothing is to be fixed.
+
+Why: on the sample mix, ftfy was a quarter of the read stage.  A line holding one curly quote
+costs ftfy about 0.3 ms: every pass of its loop searches the whole line with its mojibake
+regex (``ftfy.badness.BADNESS_RE``: ~40 alternatives tried at every character) and runs three
+``str.translate`` over it (ligatures, widths, control characters: a dict lookup per
+character), and a line it changed is passed over twice.
+
+``fix_segment(text, unescape_html)`` runs ``fix_and_explain``'s loop with ftfy's own functions,
+in ftfy's order, skipping a step only where it provably returns its input:
+
+- ``fix_encoding`` returns its input unless ``is_bad`` finds mojibake.  Every alternative of
+  ``BADNESS_RE`` needs a non-ASCII character and matches at most ``W`` characters (both read
+  from the compiled pattern when this module loads), so only the windows of ``W - 1``
+  characters around each non-ASCII character are searched; ASCII text is never bad.
+- Each of the eight character fixers changes nothing in a text holding none of the characters
+  it acts on (C1 controls, ligatures, full/half widths, curly quotes, line breaks other than
+  ``\\n``, surrogates, ESC, control characters: read from ftfy's own tables and patterns).
+- ``unescape_html`` needs an ``&``.
+
+``supported()`` holds only for the ftfy versions in ``VERIFIED`` whose replaced code is byte for
+byte the code read (sha256 of each source below); elsewhere ``fix_segment`` is plain
+``ftfy.fix_and_explain``.  tests/curation/test_normalize_ftfy.py compares ``fix_text`` with
+ftfy on the sample corpus, every code point and generated mojibake.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib
+import inspect
+import logging
+import re
+import textwrap
+import unicodedata
+
+VERIFIED = ((6, 3), (6, 3))
+_SOURCES = {  # what fix_segment reproduces or relies on, as read in ftfy 6.3.1
+    "ftfy.fix_and_explain": "a7614bc85159609196b3a042b3400b2cb88a8936dbb626544a1292f8c3a9ec57",
+    "ftfy.fix_encoding": "c9e19bf9aecf666864d64e665d0792b8af19b151e69f9690631a92290a2cd8bd",
+    "ftfy.fix_encoding_and_explain": "e98db423935e6203066a5d401e010648596aca3c4ee3dcfff4bb57c9339ae9bb",
+    "ftfy._fix_encoding_one_step_and_explain": "995180c6d3d524b27245073a2d87342e0ddf9494f00e9adb4d7b4734852587f7",
+    "ftfy.TextFixerConfig": "f8c4cbb55c35d6276fbe744fd6922fdcca7c21b891ec496f469826b1de9db299",
+    "ftfy.badness.is_bad": "6904699bf7b85320b88d8b32efc6555bdd3ee205ca0acd495aafcc584059546b",
+    "ftfy.fixes.unescape_html": "8e002660dddc7300f36ebd2c25cd075fb380fa9d4ead1dd1b9d8d90c76c76883",
+    "ftfy.fixes.fix_c1_controls": "bd4a7af80baa74608e076d47ff744a88ac36e0414120d456191aaabf97de4ef7",
+    "ftfy.fixes.fix_latin_ligatures": "c79fc9e63a3ce5c73de90693afed7abf7063978bda3d74945811bbc91cbfa9b1",
+    "ftfy.fixes.fix_character_width": "4b7f7cbac792aba2f592d253a8687fb116207657d77f967f1292f09bd23d6aae",
+    "ftfy.fixes.uncurl_quotes": "d1c45d55757ed6fd6eadbea8d85e34424cddf22848136a3781a2e2aea42298e7",
+    "ftfy.fixes.fix_line_breaks": "001d6914785976a7be06bb83b8911511b8ef8813b2b14d5d638a763bf9005d4e",
+    "ftfy.fixes.fix_surrogates": "cec4d567dbde9724400c9b6be5439264f6923ff42cb86ccc969b3afdd5abe34d",
+    "ftfy.fixes.remove_terminal_escapes": "3dffb1310b13527da49eb512daac2fed5643669feb1b85bcb1b5a27eb9334f4d",
+    "ftfy.fixes.remove_control_chars": "c9a8cc1db2a6ab0c2a45b28f531229d335cb401b6b465d885a1bb9316809d79a",
+}
+CHARACTER_FIXERS = ("fix_c1_controls", "fix_latin_ligatures", "fix_character_width", "uncurl_quotes",
+                    "fix_line_breaks", "fix_surrogates", "remove_terminal_escapes", "remove_control_chars")
+"""``fix_and_explain``'s fixers after ``fix_encoding``, in its order."""
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+log = logging.getLogger(__name__)
+
+
+def _source_digest(dotted: str) -> str:
+    module, _, name = dotted.rpartition(".")
+    obj = getattr(importlib.import_module(module), name)
+    return hashlib.sha256(textwrap.dedent(inspect.getsource(obj)).encode()).hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def supported() -> bool:
+    """Whether the installed ftfy is a verified version with the verified code."""
+    from importlib import metadata
+
+    from infra.compat import CompatError, minor_version
+
+    try:
+        version = metadata.version("ftfy")
+        low, high = VERIFIED
+        if not low <= minor_version(version) <= high:
+            raise CompatError(f"version {version} is outside {low} to {high}")
+        changed = [name for name, digest in _SOURCES.items() if _source_digest(name) != digest]
+        if changed:
+            raise CompatError(f"ftfy {version} changed {', '.join(changed)}")
+        _parts()
+    except (CompatError, metadata.PackageNotFoundError, OSError, TypeError, AttributeError,
+            ImportError) as e:
+        log.warning("ftfy's fast path is off (%s): plain ftfy.fix_and_explain is used", e)
+        return False
+    return True
+
+
+def _char_class(chars) -> str:
+    return "[" + "".join(re.escape(c) for c in sorted(set(chars))) + "]"
+
+
+@functools.lru_cache(maxsize=1)
+def _parts():
+    """(((guard, fixer) for each character fixer), any-guard regex, badness window W or None)."""
+    import ftfy
+    from ftfy import chardata
+
+    acts_on = {  # the characters each fixer changes or needs (all of them, from ftfy's tables)
+        "fix_c1_controls": {chr(c) for c in range(0x80, 0xA0)},
+        "fix_latin_ligatures": set(map(chr, chardata.LIGATURES)),
+        "fix_character_width": set(map(chr, chardata.WIDTH_MAP)),
+        "uncurl_quotes": _class_members(chardata.SINGLE_QUOTE_RE) | _class_members(chardata.DOUBLE_QUOTE_RE),
+        "fix_line_breaks": set("\r\u2028\u2029\x85"),
+        "fix_surrogates": {chr(c) for c in range(0xD800, 0xE000)},
+        "remove_terminal_escapes": {"\x1b"},
+        "remove_control_chars": set(map(chr, chardata.CONTROL_CHARS)),
+    }
+    fixers = tuple((re.compile(_char_class(acts_on[name])), ftfy.FIXERS[name]) for name in CHARACTER_FIXERS)
+    fixable = re.compile(_char_class(set().union(*acts_on.values())))
+    return fixers, fixable, _badness_window(ftfy.badness.BADNESS_RE)
+
+
+def _class_members(pattern: re.Pattern) -> set[str]:
+    """The characters of a one-character-class pattern such as ``[\\u201c-\\u201f]``."""
+    from re import _constants as c, _parser
+
+    (op, items), = _parser.parse(pattern.pattern, pattern.flags).data
+    if op is not c.IN:
+        raise TypeError(f"{pattern.pattern!r} is not one character class")
+    out = set()
+    for kind, value in items:
+        if kind is c.LITERAL:
+            out.add(chr(value))
+        elif kind is c.RANGE:
+            out.update(chr(v) for v in range(value[0], value[1] + 1))
+        else:
+            raise TypeError(f"{pattern.pattern!r}: {kind} in a character class")
+    return out
+
+
+def _badness_window(pattern: re.Pattern) -> int | None:
+    """Longest match of ``pattern`` if every alternative needs a non-ASCII character and nothing
+    looks beyond the match (only ``^``, which a window starting after 0 never matches, as
+    ``search(text, pos)`` documents), else None (then ``is_bad`` searches whole segments)."""
+    from re import _constants as c, _parser
+
+    parsed = _parser.parse(pattern.pattern, pattern.flags)
+    low, high = parsed.getwidth()
+    if high >= c.MAXREPEAT or len(parsed.data) != 1 or parsed.data[0][0] is not c.BRANCH:
+        return None
+    allowed = {c.LITERAL, c.IN, c.ANY, c.MAX_REPEAT, c.MIN_REPEAT, c.AT}
+
+    def ops(items):
+        for op, av in items:
+            yield op, av
+            if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                yield from ops(av[2])
+
+    def non_ascii_only(op, av) -> bool:
+        if op is c.LITERAL:
+            return av > 0x7F
+        if op is c.IN:
+            return all((k is c.LITERAL and v > 0x7F) or (k is c.RANGE and v[0] > 0x7F) for k, v in av)
+        return False
+
+    for alternative in parsed.data[0][1][1]:
+        if any(op not in allowed or (op is c.AT and av is not c.AT_BEGINNING)
+               for op, av in ops(alternative)):
+            return None
+        if not any(non_ascii_only(op, av) for op, av in alternative):
+            return None
+    return high
+
+
+def may_be_bad(text: str) -> bool:
+    """``ftfy.badness.is_bad(text)``, searching only near the non-ASCII characters."""
+    from ftfy.badness import BADNESS_RE
+
+    width = _parts()[2]
+    if text.isascii():
+        return False
+    if width is None:
+        return bool(BADNESS_RE.search(text))
+    spans: list[list[int]] = []
+    for m in _NON_ASCII.finditer(text):
+        start, end = m.start() - width + 1, m.start() + width
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = end
+        else:
+            spans.append([max(start, 0), end])
+    if len(spans) > 8:  # dense non-ASCII text: one pass costs less than many searches
+        return bool(BADNESS_RE.search(text))
+    return any(BADNESS_RE.search(text, a, b) for a, b in spans)
+
+
+def fix_segment(text: str, unescape_html: bool = True) -> str:
+    """``ftfy.fix_and_explain(text, TextFixerConfig(explain=False, unescape_html=...)).text``
+    with ``unescape_html`` "auto" (True) or False."""
+    import ftfy
+
+    if not supported():
+        config = ftfy.TextFixerConfig(explain=False, unescape_html="auto" if unescape_html else False)
+        return ftfy.fix_and_explain(text, config).text
+    fixers, fixable, _ = _parts()
+    unescape_html = unescape_html and "<" not in text  # fix_and_explain's "auto", decided once
+    while True:
+        original = text
+        if unescape_html and "&" in text:
+            text = ftfy.fixes.unescape_html(text)
+        if may_be_bad(text):
+            text = ftfy.fix_encoding(text)
+        if fixable.search(text):
+            for guard, fixer in fixers:  # each only where its characters are
+                if guard.search(text):
+                    text = fixer(text)
+        text = unicodedata.normalize("NFC", text)
+        if text == original:
+            return text
