@@ -158,11 +158,9 @@ class ExactPartitionFn(beam.DoFn):
         t = pa.Table.from_batches(_entry_batches(descriptors, "exact", p), schema=tables.EXACT_SCHEMA)
         h = tables.digest_u64(t.column("text_hash"))
         _, runs = tables.equal_runs(h[:, 1], h[:, 0])
-        hashes = t.column("text_hash")
-        for rows in runs:
-            nodes = tables.nodes_at(t, rows)
+        for text_hash, nodes in tables.runs_nodes(t, runs, "text_hash"):
             refs = {node_id(n): node_ref(n) for n in nodes if not is_older(n)}
-            for tag, value in keep_best(hashes[int(rows[0])].as_py().hex(), [(n, None) for n in nodes]):
+            for tag, value in keep_best(text_hash.hex(), [(n, None) for n in nodes]):
                 if tag == DECISIONS:
                     key, row = refs[value.id]
                     yield key, value
@@ -185,11 +183,9 @@ class BandPartitionFn(beam.DoFn):
         digests = tables.digest_u64(t.column("digest"))[:, 0]
         bands = t.column("band").to_numpy()
         _, runs = tables.equal_runs(bands, digests)
-        raw = t.column("digest")
-        for rows in runs:
-            first = int(rows[0])
-            for tag, value in bucket_stars(int(bands[first]), raw[first].as_py(),
-                                           tables.nodes_at(t, rows), self.max_bucket, self.shards):
+        for rows, (digest, nodes) in zip(runs, tables.runs_nodes(t, runs, "digest")):
+            for tag, value in bucket_stars(int(bands[int(rows[0])]), digest, nodes,
+                                           self.max_bucket, self.shards):
                 yield value if tag == CANDIDATES else TaggedOutput(tag, value)
 
 

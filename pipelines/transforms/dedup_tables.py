@@ -159,11 +159,23 @@ def digest_u64(column: pa.ChunkedArray) -> np.ndarray:
     return data.reshape(-1, width).copy().view("<u8")
 
 
-def nodes_at(table: pa.Table, rows: np.ndarray) -> list[tuple]:
-    """The nodes (with reference) of ``rows`` of an entry table."""
-    t = table.take(pa.array(rows))
+def runs_nodes(table: pa.Table, runs: list[np.ndarray], key: str | None) -> list[tuple]:
+    """``(key value of its first row, [nodes])`` of each run of rows of an entry table, from ONE
+    ``take``: a take per run costs a pass over every chunk of the table (Arrow concatenates a
+    chunked column to take from it: 13 ms per run on a partition read from 500 entry files),
+    which made the partition steps quadratic in the parts."""
+    if not runs:
+        return []
+    names = [name for name, _ in NODE_FIELDS] + ([key] if key else [])
+    t = table.select(names).take(pa.array(np.concatenate(runs)))
     cols = [t.column(name).to_pylist() for name, _ in NODE_FIELDS]
-    return [tuple(v) for v in zip(*cols)]
+    nodes = list(zip(*cols))
+    keys = t.column(key).to_pylist() if key else None
+    out, start = [], 0
+    for rows in runs:
+        out.append((keys[start] if key else None, nodes[start:start + len(rows)]))
+        start += len(rows)
+    return out
 
 
 def older_records_table(table: pa.Table) -> list[DedupRecord]:
