@@ -100,7 +100,8 @@ class StageOutcomes(beam.PTransform):
 
     Input: a dict with any of ``kept`` ((doc, tokens)), ``removed`` (Removal), ``dead_letter``
     (DeadLetter), ``read`` ((source, n) per reader work item), ``index`` (extra
-    ``id_index.entry`` tuples of the stage, e.g. its dedup group rows).  With ``id_index`` the
+    ``id_index.entry`` tuples of the stage) or ``index_spools`` (the same, already spooled by the
+    steps that made them: the dedup group rows).  With ``id_index`` the
     stage's rows are indexed by id and URL (``stats/id_index/``).  Output: ``{"descriptors":
     writer descriptors, "aggregates": ((key), n)}``.
     """
@@ -143,6 +144,8 @@ class StageOutcomes(beam.PTransform):
             _ = (outcomes["index"]
                  | "SpoolStageIndex" >> beam.ParDo(SpoolEntriesFn(self.out_dir))
                  | "StageIndex" >> WriteIdIndex(self.out_dir, self.stage, "extra"))
+        elif self.id_index and outcomes.get("index_spools") is not None:  # ... already spooled
+            _ = outcomes["index_spools"] | "StageIndex" >> WriteIdIndex(self.out_dir, self.stage, "extra")
         if outcomes.get("dead_letter") is not None:
             descriptors.append(outcomes["dead_letter"] | "WriteDeadLetters" >> WriteDeadLetters(self.out_dir))
         if outcomes.get("read") is not None:
