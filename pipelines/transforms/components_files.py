@@ -25,9 +25,12 @@ from apache_beam.pvalue import AsList
 
 from pipelines.transforms.components import (DONE, FINAL, NAMESPACE, NBR, NotConvergedError,
                                              large_star, small_star)
-from pipelines.transforms.dedup_steps import TALLY, node_partition
+from pipelines.transforms.dedup_steps import node_partition
 from pipelines.transforms.spill import Spiller, read_partition, spill_url
 from pipelines.transforms.timing import timed
+
+TALLY = "tally"
+"""Tagged output of the round steps' counts ``((round, "edges" | "done"), n)``."""
 
 
 def _grouped(descriptors: list[dict], name: str, p: int) -> dict:
@@ -108,6 +111,13 @@ class CheckStepFn(beam.DoFn):
         yield {"p": p, "labels": labels.write(spill_url(self.out_dir, "cc-check"))}
 
 
+def _first_round(descriptor: dict) -> tuple:
+    """A first-round input's tally: its edges (each written in both directions)."""
+    edges = descriptor["edges"]["records"] // 2
+    beam.metrics.Metrics.counter(NAMESPACE, "round_01").inc(edges)
+    return (1, "edges"), edges
+
+
 class FileComponents(beam.PTransform):
     """The first round's inputs (descriptors with ``edges``: ``(u, NBR, v)`` both directions)
     -> ``{"labels": descriptors whose ``labels`` spill holds ``(leaf, root)`` keyed by leaf,
@@ -122,7 +132,8 @@ class FileComponents(beam.PTransform):
         self.rounds, self.setting = rounds, setting
 
     def expand(self, first):
-        edges, labels, tallies = first, [], []
+        edges, labels = first, []
+        tallies = [first | "Tally01" >> beam.Map(_first_round)]
         for i in range(1, self.rounds + 1):
             large = self.each | f"Large{i:02d}" >> beam.ParDo(
                 LargeStepFn(self.out_dir, i), self.partitions, AsList(edges)).with_outputs(TALLY, main="spills")

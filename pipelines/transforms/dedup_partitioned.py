@@ -50,7 +50,7 @@ from pipelines.transforms.dedup_apply import APPLIED, INDEX, ApplyPartFn, check_
 from pipelines.transforms.dedup_decide import DECIDED, ClusterStepFn, FollowStepFn, LabelStepFn
 from pipelines.transforms.dedup_index import WriteIndexParams, read_index_part, redirects
 from pipelines.transforms.dedup_stats import GROUP_FILES, INDEX_SPOOLS, PARTIALS
-from pipelines.transforms.dedup_steps import (TALLY, BandStepFn, ExactStepFn, ShipStepFn, VerifyStepFn,
+from pipelines.transforms.dedup_steps import (BandStepFn, ExactStepFn, ShipStepFn, VerifyStepFn,
                                               key_partition)
 from pipelines.transforms.fuzzy import BUCKETS, _count_round
 from pipelines.transforms.outputs import REMOVED, count
@@ -193,17 +193,15 @@ class PartitionedDedup(beam.PTransform):
             removed = AsList(exact.spills) if exact is not None else AsList(p | "NoExact" >> beam.Create([]))
             band = each | "Buckets" >> beam.ParDo(
                 BandStepFn(out_dir, c.max_bucket, c.bucket_shards, c.verify), partitions, listed, removed
-            ).with_outputs(BUCKETS, TALLY, main="spills")
-            buckets, first, tallies = band[BUCKETS], band.spills, [band[TALLY]]
+            ).with_outputs(BUCKETS, main="spills")
+            buckets, first = band[BUCKETS], band.spills
             if c.verify != "none":
                 ship = each | "Ship" >> beam.ParDo(ShipStepFn(out_dir, c.verify), partitions,
                                                    AsList(band.spills), listed)
-                verified = each | "Verify" >> beam.ParDo(
-                    VerifyStepFn(out_dir, c.verify, c.threshold), partitions, AsList(ship)
-                ).with_outputs(TALLY, main="spills")
-                first, tallies = verified.spills, [verified[TALLY]]
+                first = each | "Verify" >> beam.ParDo(
+                    VerifyStepFn(out_dir, c.verify, c.threshold), partitions, AsList(ship))
             cc = first | "Components" >> FileComponents(out_dir, each, partitions, c.max_rounds)
-            rounds = (round_rows([*tallies, *cc["tallies"]], c.max_rounds, "RoundTrace")
+            rounds = (round_rows(cc["tallies"], c.max_rounds, "RoundTrace")
                       | "CountRoundsUsed" >> beam.Map(_count_round))
             # One side input per labelling step, not a Flatten: on the local runner a Flatten's
             # watermark waits for every consumer of the steps' shared input (``each``), this

@@ -26,7 +26,7 @@ import numpy as np
 
 from curation.dedup_records import is_older, node_id, node_ref
 from pipelines.transforms import dedup_tables as tables
-from pipelines.transforms.components import NBR, NAMESPACE, both_directions
+from pipelines.transforms.components import NBR, both_directions
 from pipelines.transforms.dedup import DECISIONS, GROUPS, keep_best
 from pipelines.transforms.dedup_stats import group_outputs
 from pipelines.transforms.fuzzy import BUCKETS, CANDIDATES, bucket_stars
@@ -34,10 +34,6 @@ from pipelines.transforms.fuzzy_verify import CENTRE, MEMBER, VerifyStarFn
 from pipelines.transforms.spill import Spiller, hash_partition, read_partition, ref_partition, spill_url
 from pipelines.transforms.survivors import named_key
 from pipelines.transforms.timing import timed
-
-TALLY = "tally"
-"""Tagged output of the component steps' counts ``((round, "edges" | "done"), n)``."""
-
 
 def node_partition(node: tuple, partitions: int) -> int:
     return ref_partition(*node_ref(node), partitions)
@@ -91,7 +87,6 @@ def edge_spills(edges: list[tuple], partitions: int, out_dir: str) -> dict:
         s = -1.0 if sim is None else sim
         sims.add((u, s))
         sims.add((v, s))
-    beam.metrics.Metrics.counter(NAMESPACE, "round_01").inc(len(edges))
     return {"edges": cc.write(spill_url(out_dir, "cc-in")), "sims": sims.write(spill_url(out_dir, "sims"))}
 
 
@@ -120,7 +115,6 @@ class BandStepFn(beam.DoFn):
         if self.verify == "none":  # every pair an edge, as found (once per band it is found in)
             edges = [(c, m, None) for c, m in pairs]
             yield {"p": p, **edge_spills(edges, partitions, self.out_dir)}
-            yield beam.pvalue.TaggedOutput(TALLY, ((1, "edges"), len(edges)))
             return
         roles = Spiller(partitions, lambda r: node_ref(r[0])[0] % partitions)
         centres = set()
@@ -179,8 +173,7 @@ class VerifyStepFn(beam.DoFn):
         for centre in sorted(stars):
             edges += self.verify.process((centre, stars.pop(centre)))
         yield {"p": p, **edge_spills(edges, partitions, self.out_dir)}
-        yield beam.pvalue.TaggedOutput(TALLY, ((1, "edges"), len(edges)))
 
 
-__all__ = ["ExactStepFn", "BandStepFn", "ShipStepFn", "VerifyStepFn", "TALLY", "BUCKETS",
+__all__ = ["ExactStepFn", "BandStepFn", "ShipStepFn", "VerifyStepFn", "BUCKETS",
            "node_partition", "key_partition", "decision_partition", "NBR"]
