@@ -123,7 +123,7 @@ def build_decontaminate(p, env: StageEnv, urls):
     cfg = env.cfg
     docs = urls | "ReadParts" >> ReadParts("decontaminate", progress=env.out_dir)
     out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks, cfg.decontamination.rule,
-                                                      separate_kept=True)
+                                                      separate_kept=True, spill_dir=env.out_dir)
     # The kept documents as the stage produced them (clean / split), each written where it is:
     # a Flatten of the two would pass every document through the local runner's driver.
     kept = out.get("kept_parts") or [out["kept"]]

@@ -12,6 +12,10 @@ is a shuffle through files, as Spark or a shuffle service would do it, and works
 FileSystems do (local, ``gs://``, ``s3://``): the files live under ``<out>/_tmp/dedup/`` and go away
 when the stage is committed.
 
+``Spilled`` does the same for the elements of one step that must wait for a side input
+computed from the whole stage (decontamination's matched documents wait for the corpus-wide
+frequent n-grams): they go to files, and only the files' descriptors wait.
+
 Format (job-internal, read by the same interpreter that wrote it): ``P`` chunks, chunk ``p`` a
 zstd-compressed pickle of the list of records of partition ``p``; then a footer of ``P`` x
 (offset, compressed length, pickled length) as little-endian uint64, then ``P`` itself (uint64).
@@ -23,20 +27,22 @@ import struct
 import uuid
 from typing import Callable, Iterable, Iterator
 
+import apache_beam as beam
 import pyarrow as pa
 import xxhash
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.transforms.window import GlobalWindows
 
 from pipelines.storage.files import join
 
 _U64 = struct.Struct("<Q")
 
 
-def spill_url(out_dir: str, step: str) -> str:
-    """A fresh spill file name for ``step`` (a retried bundle writes a new one: only the
-    descriptors of bundles that succeeded are read)."""
-    return join(out_dir, "_tmp", "dedup", f"{step}-{uuid.uuid4().hex[:16]}.spill")
+def spill_url(out_dir: str, step: str, folder: str = "dedup") -> str:
+    """A fresh spill file name for ``step`` under ``<out_dir>/_tmp/<folder>/`` (a retried bundle
+    writes a new one: only the descriptors of bundles that succeeded are read)."""
+    return join(out_dir, "_tmp", folder, f"{step}-{uuid.uuid4().hex[:16]}.spill")
 
 
 def hash_partition(value: bytes | str, partitions: int) -> int:
@@ -109,3 +115,45 @@ def read_partition(descriptors: Iterable[dict], p: int) -> Iterator:
     for d in descriptors:
         if d and d.get("records"):
             yield from read_chunk(d["url"], p)
+
+
+class SpillFn(beam.DoFn):
+    """Elements -> spill files of at most ``every`` elements each (one partition); yields their
+    descriptors.  For elements that must wait for a side input computed from the whole stage
+    (on the local runner they would wait in the driver): only the descriptors wait."""
+
+    def __init__(self, out_dir: str, name: str, every: int = 1000) -> None:
+        self.out_dir, self.name, self.every = out_dir, name, every
+
+    def start_bundle(self) -> None:
+        self._held: list = []
+
+    def _flush(self):
+        if self._held:
+            desc = write_spill(spill_url(self.out_dir, self.name, self.name), [self._held])
+            self._held = []
+            yield desc
+
+    def process(self, element):
+        self._held.append(element)
+        if len(self._held) >= self.every:
+            yield from self._flush()
+
+    def finish_bundle(self):
+        for desc in self._flush():
+            yield GlobalWindows.windowed_value(desc)
+
+
+class Spilled(beam.PTransform):
+    """``pcoll | Spilled(out_dir, name)``: the same elements, through spill files (``SpillFn``),
+    spread over the workers again; none of them is ever a Beam element between two stages."""
+
+    def __init__(self, out_dir: str, name: str, every: int = 1000, label: str | None = None) -> None:
+        super().__init__(label)
+        self.out_dir, self.name, self.every = out_dir, name, every
+
+    def expand(self, pcoll):
+        return (pcoll
+                | "Spill" >> beam.ParDo(SpillFn(self.out_dir, self.name, self.every))
+                | "SpreadSpills" >> beam.Reshuffle()
+                | "Unspill" >> beam.FlatMap(lambda d: read_chunk(d["url"], 0)))
