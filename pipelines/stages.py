@@ -20,7 +20,7 @@ import apache_beam as beam
 
 from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
 from pipelines.config.job import CurateConfig
-from pipelines.transforms.sinks import WriteManifest, flatten_small
+from pipelines.transforms.sinks import Gather, WriteManifest, flatten_small
 from pipelines.storage.files import join, write_table
 from pipelines.transforms.stats import grid_spec_of
 
@@ -151,7 +151,7 @@ def build_tokenize(p, env: StageEnv, urls):
     shards = out["kept"] | "Shards" >> WriteShards(env.out_dir, cfg.shards.max_tokens_per_shard, dtype)
     path = join(env.out_dir, "stats", "shards.parquet")
     _ = (shards
-         | "ShardList" >> beam.combiners.ToList()
+         | "ShardList" >> Gather()
          | "ShardTable" >> beam.Map(lambda rows: write_table(
              path, sorted(rows, key=lambda r: r["prefix"]), SHARD_SCHEMA)))
     outcomes = {"kept": out["kept"], "removed": out["removed"]} | "Outcomes" >> StageOutcomes(

@@ -4,7 +4,8 @@ Tests that share a fixture wider than one test (a module's 8-rank training run, 
 installed wheel, a curated RUN) must run on ONE worker, or each worker builds the fixture once
 more. Each set of tests connected through such fixtures (defined in this test tree; pytest's
 own, e.g. tmp_path_factory, do not count) becomes one xdist group, so a new module-scoped
-fixture is shared without anyone remembering a marker. Other tests are spread one by one.
+fixture is shared without anyone remembering a marker. Other tests are spread one by one, slow
+ones (``@pytest.mark.slow``) first.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ def _shared_fixtures(item: pytest.Item) -> list[str]:
     return keys
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the markers set here
 def pytest_collection_modifyitems(config, items):
     if not config.pluginmanager.hasplugin("xdist"):
         return
@@ -58,3 +60,44 @@ def pytest_collection_modifyitems(config, items):
             root = find(keys[item.nodeid][0])
             for name in sorted(names[root]) or [root]:
                 item.add_marker(pytest.mark.xdist_group(name))
+    # The scheduler hands out groups first (largest first), then single tests in this order:
+    # slow ones (multi-process, end to end) first, so that the quick ones fill the end of the
+    # run instead of one worker finishing a long test alone.  Grouped tests keep their places.
+    if config.getvalue("dist") == "loadgroup":
+        items.sort(key=lambda item: not (item.get_closest_marker("slow") or keys[item.nodeid]))
+
+
+# pytest 9.2 keeps a node's id in ``_id``; pytest-xdist (3.8 and before) writes a test's group to
+# ``item._nodeid``, which 9.2 no longer reads, so ``--dist loadgroup`` splits every group.
+_LOADGROUP_BROKEN = ((9, 2), (3, 8))
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
+
+
+def pytest_configure(config):
+    if config.getvalue("dist") != "loadgroup" or not config.pluginmanager.hasplugin("xdist"):
+        return
+    import xdist
+
+    if (_version(pytest.__version__) >= _LOADGROUP_BROKEN[0]
+            and _version(xdist.__version__) <= _LOADGROUP_BROKEN[1]):
+        raise pytest.UsageError(
+            f"--dist loadgroup does not group tests with pytest {pytest.__version__} and pytest-xdist "
+            f"{xdist.__version__} (every module fixture would be built once per worker): install the "
+            "locked versions (make venv; pyproject.toml pins pytest < 9.2)")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist sends this worker's collection to the scheduler
+def pytest_collection_finish(session):
+    """On an xdist worker with ``--dist loadgroup``, every grouped test's id must carry its
+    group (``id@group``): that suffix is all the scheduler groups by.  Fail the run where it is
+    lost (a pytest/xdist pair not covered by the version check above)."""
+    if not getattr(session.config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in session.items
+            if item.get_closest_marker("xdist_group") and "@" not in item.nodeid]
+    if lost:
+        raise pytest.UsageError(
+            f"--dist loadgroup: {len(lost)} grouped test(s) lost their group suffix (e.g. {lost[0]})")

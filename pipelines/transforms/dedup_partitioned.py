@@ -55,7 +55,7 @@ from pipelines.transforms.dedup_steps import (BandStepFn, ExactStepFn, ShipStepF
 from pipelines.transforms.fuzzy import BUCKETS, _count_round
 from pipelines.transforms.outputs import REMOVED, count
 from pipelines.transforms.parts import read_columns
-from pipelines.transforms.sinks import flatten_small
+from pipelines.transforms.sinks import Gather, flatten_small
 from pipelines.transforms.spill import Spiller, spill_url
 from pipelines.transforms.timing import timed
 
@@ -230,7 +230,7 @@ class PartitionedDedup(beam.PTransform):
         _ = ((*(f[DECIDED] for f in follows), applied[APPLIED])
              | "DecisionsAndApplied" >> beam.Flatten()
              | "SumApplied" >> beam.CombinePerKey(sum)
-             | "ListApplied" >> beam.combiners.ToList()
+             | "ListApplied" >> Gather()
              | "CheckApplied" >> beam.Map(check_applied))
         inputs.append(applied[INPUTS])
         index = applied[INDEX]

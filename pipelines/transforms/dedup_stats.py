@@ -164,7 +164,7 @@ def group_outputs(rows: list[dict], out_dir: str, id_index: bool):
     yield beam.pvalue.TaggedOutput(GROUP_FILES, write_table_file(
         out_dir, "dedup/groups", pa.Table.from_pylist(rows, schema=GROUP_SCHEMA)))
     if id_index:
-        spool = EntrySpool(out_dir)
+        spool = EntrySpool(out_dir, "extra")  # the stage's own entries, as StageOutcomes names them
         for r in rows:
             spool.add(entry("dedup", r["id"], r["id"], None, detail_json(r)))
         yield beam.pvalue.TaggedOutput(INDEX_SPOOLS, spool.close())

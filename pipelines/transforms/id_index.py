@@ -92,10 +92,12 @@ def _write_bucket(item, out_dir: str, stage: str, producer: str, buckets: int) -
 
 class EntrySpool:
     """The index entries of one written file, as columns, until ``close`` writes them sorted to
-    ``<out>/_tmp/id_index/`` and returns ``{"spool": URL, "entries": n}`` (None if empty)."""
+    ``<out>/_tmp/id_index/`` and returns ``{"spool": URL, "entries": n, "producer": producer}``
+    (None if empty); ``producer`` names the stage's output the entries index (its files'
+    ``<stage>-<producer>-...`` names)."""
 
-    def __init__(self, out_dir: str) -> None:
-        self.out_dir = out_dir
+    def __init__(self, out_dir: str, producer: str) -> None:
+        self.out_dir, self.producer = out_dir, producer
         self.entries: list[tuple] = []
 
     def add(self, e: tuple) -> None:
@@ -109,18 +111,18 @@ class EntrySpool:
         with FileSystems.create(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
             with pa.ipc.new_file(f, SCHEMA, options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
                 w.write_table(table, max_chunksize=ROW_GROUP)
-        return {"spool": url, "entries": table.num_rows}
+        return {"spool": url, "entries": table.num_rows, "producer": self.producer}
 
 
 class SpoolEntriesFn(beam.DoFn):
     """``entry`` tuples -> one spool file per bundle (its descriptor), for entries a stage makes
     as elements (the dedup group rows)."""
 
-    def __init__(self, out_dir: str) -> None:
-        self.out_dir = out_dir
+    def __init__(self, out_dir: str, producer: str) -> None:
+        self.out_dir, self.producer = out_dir, producer
 
     def start_bundle(self) -> None:
-        self.spool = EntrySpool(self.out_dir)
+        self.spool = EntrySpool(self.out_dir, self.producer)
 
     def process(self, e: tuple):
         self.spool.add(e)
@@ -140,9 +142,10 @@ def _hash_range(b: int, buckets: int) -> tuple[int, int | None]:
     return b << shift, ((b + 1) << shift if b + 1 < buckets else None)
 
 
-def write_bucket_from_spools(job: tuple, out_dir: str, stage: str, producer: str) -> int:
-    """``(b, buckets, spool descriptors)`` -> bucket file ``b``: its hash range of every spool."""
-    b, buckets, spools = job
+def write_bucket_from_spools(job: tuple, out_dir: str, stage: str) -> int:
+    """``(producer, b, buckets, spool descriptors)`` -> the producer's bucket file ``b``: its
+    hash range of every spool."""
+    producer, b, buckets, spools = job
     lo, hi = _hash_range(b, buckets)
     parts = []
     for d in spools:
@@ -160,27 +163,33 @@ def write_bucket_from_spools(job: tuple, out_dir: str, stage: str, producer: str
 
 
 def _bucket_jobs(spools: list[dict]) -> list[tuple]:
-    spools = sorted((d for d in spools if d and d["entries"]), key=lambda d: d["spool"])
-    if not spools:
-        return []
-    buckets = buckets_for(sum(d["entries"] for d in spools))
-    return [(b, buckets, spools) for b in range(buckets)]
+    """Every producer's bucket jobs ``(producer, b, buckets, its spools)``; a producer's bucket
+    count follows its own entries."""
+    by_producer: dict[str, list[dict]] = {}
+    for d in sorted((d for d in spools if d and d["entries"]), key=lambda d: d["spool"]):
+        by_producer.setdefault(d["producer"], []).append(d)
+    jobs = []
+    for producer, own in sorted(by_producer.items()):
+        buckets = buckets_for(sum(d["entries"] for d in own))
+        jobs += [(producer, b, buckets, own) for b in range(buckets)]
+    return jobs
 
 
 class WriteIdIndex(beam.PTransform):
-    """Spool descriptors (``EntrySpool.close``) of one producer of a stage -> its bucket files."""
+    """Spool descriptors (``EntrySpool.close``) of a stage's producers -> their bucket files."""
 
-    def __init__(self, out_dir: str, stage: str, producer: str, label: str | None = None) -> None:
+    def __init__(self, out_dir: str, stage: str, label: str | None = None) -> None:
         super().__init__(label)
-        self.out_dir, self.stage, self.producer = out_dir, stage, producer
+        self.out_dir, self.stage = out_dir, stage
 
     def expand(self, spools):
-        out_dir, stage, producer = self.out_dir, self.stage, self.producer
+        from pipelines.transforms.sinks import Gather
+
         return (spools
-                | "List" >> beam.combiners.ToList()
+                | "List" >> Gather()
                 | "Buckets" >> beam.FlatMap(_bucket_jobs)
                 | "Spread" >> beam.Reshuffle()
-                | "Write" >> beam.Map(write_bucket_from_spools, out_dir, stage, producer))
+                | "Write" >> beam.Map(write_bucket_from_spools, self.out_dir, self.stage))
 
 
 def _index_files(run_dir: str) -> list[str]:

@@ -118,11 +118,12 @@ class WriteRowsFn(beam.DoFn):
 
     def __init__(self, out_dir: str, fmt: str = "parquet", schema: pa.Schema | None = None,
                  max_rows: int = 200_000, max_bytes: int = 256 << 20, row_group: int = 1000,
-                 index_keys=None) -> None:
+                 index_keys=None, index_producer: str = "rows") -> None:
         """``index_keys(row) -> [(what, key, id)]``: also index the rows by those keys, each
         naming the file the row went to: per file written, its entries go to a spool file and
-        its descriptor to the tagged output ``index`` (``pipelines.transforms.id_index``)."""
-        self.index_keys = index_keys
+        its descriptor (with ``index_producer``) to the tagged output ``index``
+        (``pipelines.transforms.id_index``)."""
+        self.index_keys, self.index_producer = index_keys, index_producer
         if fmt not in ("parquet", "jsonl"):
             raise ValueError(f"unknown format {fmt!r}")
         if fmt == "parquet" and schema is None:
@@ -155,7 +156,7 @@ class WriteRowsFn(beam.DoFn):
 
             spool = self._spools.get(dest)
             if spool is None:
-                spool = self._spools[dest] = EntrySpool(self.out_dir)
+                spool = self._spools[dest] = EntrySpool(self.out_dir, self.index_producer)
             final = w.rel[len("_w/"):]
             for what, key, doc_id in self.index_keys(row):
                 spool.add(entry(what, key, doc_id, final))
@@ -180,6 +181,19 @@ class WriteRowsFn(beam.DoFn):
         self._open, self._spools = {}, {}
 
 
+class Gather(beam.PTransform):
+    """A SMALL PCollection -> one element: the list of its elements (``[]`` when it is empty).
+
+    What ``beam.combiners.ToList()`` gives, in two steps instead of its nine (a combine, and a
+    default for empty input by a side input of its own): every step is paid for again at
+    pipeline construction and in every bundle, and a curate job has dozens of these lists."""
+
+    def expand(self, pcoll):
+        return (pcoll.pipeline
+                | "Once" >> beam.Impulse()
+                | "List" >> beam.Map(lambda _, items: list(items), beam.pvalue.AsList(pcoll)))
+
+
 class WriteManifest(beam.PTransform):
     """Writer descriptors -> ``<out_dir>/_manifest/<name>.json`` (one small list)."""
 
@@ -190,7 +204,7 @@ class WriteManifest(beam.PTransform):
     def expand(self, descriptors):
         path = join(self.out_dir, "_manifest", f"{self.name}.json")
         return (descriptors
-                | "List" >> beam.combiners.ToList()
+                | "List" >> Gather()
                 | "Write" >> beam.Map(lambda ds: write_bytes(path, json.dumps(
                     sorted(ds, key=lambda d: d["path"]), indent=0).encode()) or len(ds)))
 
@@ -213,8 +227,9 @@ class WriteRemoved(beam.PTransform):
                     | "Unlist" >> beam.FlatMap(lambda kv: [(kv[0], r) for r in kv[1]]))
         if not self.index:
             return rows | "Write" >> beam.ParDo(WriteRowsFn(self.out_dir, "jsonl"))
-        out = rows | "Write" >> beam.ParDo(WriteRowsFn(self.out_dir, "jsonl", index_keys=removed_index_keys)
-                                           ).with_outputs("index", main="descriptors")
+        out = rows | "Write" >> beam.ParDo(WriteRowsFn(
+            self.out_dir, "jsonl", index_keys=removed_index_keys, index_producer="removed_text")
+        ).with_outputs("index", main="descriptors")
         return out.descriptors, out.index
 
 

@@ -22,7 +22,7 @@ from curation.document import DeadLetter, Removal
 from curation.heuristics import SCORE_COLUMNS, score_columns
 from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
-from pipelines.transforms.sinks import WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small
+from pipelines.transforms.sinks import Gather, WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small
 from pipelines.storage.files import join, write_bytes
 from pipelines.transforms.id_index import SpoolEntriesFn, WriteIdIndex
 
@@ -114,7 +114,7 @@ class StageOutcomes(beam.PTransform):
 
     def expand(self, outcomes: dict):
         dest = f"{DOCUMENTS_DIR}/{self.stage}"
-        descriptors, partials = [], []
+        descriptors, partials, spools = [], [], []
         for name in ("kept", "removed", "dead_letter"):
             pcoll = outcomes.get(name)
             if pcoll is None:
@@ -126,10 +126,10 @@ class StageOutcomes(beam.PTransform):
                     WriteRowsFn(self.out_dir, "parquet", ROW_SCHEMA)))
             else:
                 written = dest_rows | f"{name}WriteRows" >> beam.ParDo(WriteRowsFn(
-                    self.out_dir, "parquet", ROW_SCHEMA, index_keys=stats_index_keys)
+                    self.out_dir, "parquet", ROW_SCHEMA, index_keys=stats_index_keys, index_producer=name)
                 ).with_outputs("index", main="descriptors")
                 descriptors.append(written.descriptors)
-                _ = written.index | f"{name}Index" >> WriteIdIndex(self.out_dir, self.stage, name)
+                spools.append(written.index)
             partials.append(rows
                             | f"{name}Keys" >> beam.FlatMap(aggregate_keys, self.grid)
                             | f"{name}Sum" >> beam.CombinePerKey(sum))
@@ -138,14 +138,14 @@ class StageOutcomes(beam.PTransform):
                 self.out_dir, self.removed_sample, index=self.id_index)
             if self.id_index:
                 written, entries = written
-                _ = entries | "RemovedIndex" >> WriteIdIndex(self.out_dir, self.stage, "removed_text")
+                spools.append(entries)
             descriptors.append(written)
         if self.id_index and outcomes.get("index") is not None:  # a stage's own entries (dedup groups)
-            _ = (outcomes["index"]
-                 | "SpoolStageIndex" >> beam.ParDo(SpoolEntriesFn(self.out_dir))
-                 | "StageIndex" >> WriteIdIndex(self.out_dir, self.stage, "extra"))
-        elif self.id_index and outcomes.get("index_spools") is not None:  # ... already spooled
-            _ = outcomes["index_spools"] | "StageIndex" >> WriteIdIndex(self.out_dir, self.stage, "extra")
+            spools.append(outcomes["index"] | "SpoolStageIndex" >> beam.ParDo(SpoolEntriesFn(self.out_dir, "extra")))
+        if self.id_index and outcomes.get("index_spools") is not None:  # ... already spooled ("extra")
+            spools.append(outcomes["index_spools"])
+        if spools:  # one index writer for every producer of the stage
+            _ = flatten_small(spools, "AllSpools") | "Index" >> WriteIdIndex(self.out_dir, self.stage)
         if outcomes.get("dead_letter") is not None:
             descriptors.append(outcomes["dead_letter"] | "WriteDeadLetters" >> WriteDeadLetters(self.out_dir))
         if outcomes.get("read") is not None:
@@ -155,7 +155,7 @@ class StageOutcomes(beam.PTransform):
         path = join(self.out_dir, "stages", self.stage, "aggregates.json")
         aggregates = (flatten_small(partials, "AllPartials")
                       | "SumPartials" >> beam.CombinePerKey(sum)
-                      | "ListPartials" >> beam.combiners.ToList()
+                      | "ListPartials" >> Gather()
                       | "WritePartials" >> beam.Map(_write_partials, path))
         return {"descriptors": flatten_small(descriptors, "AllDescriptors"), "aggregates": aggregates}
 

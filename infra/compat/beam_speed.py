@@ -1,0 +1,146 @@
+"""Apache Beam internals patched for speed only, each per process and idempotent.
+
+Unlike the local runner's data-plane fix (``infra.compat.beam``), nothing here changes what a
+job computes, so a Beam that is not what a patch was written for is not an error: the patch is
+left out with one warning and the job runs at Beam's own speed.
+
+* ``reuse_s3_clients``: one boto3 client per set of S3 options instead of one per file operation.
+* ``memoize_function_signatures``: Beam inspects the signature of every method of every DoFn
+  again and again; each function's is computed once.
+
+``enable()`` applies both; ``pipelines/storage/__init__.py`` calls it, so the driver, every
+Beam worker that runs the project's steps and the run-folder tools (all read and write files
+through that package) have them.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+
+from infra.compat import CompatError, require, require_version
+from infra.compat.beam import VERIFIED, _digest
+
+log = logging.getLogger("mtnlg.compat")
+
+# sha256 of the dedented source of what each patch wraps, in Beam 2.77: a change upstream is a
+# reason to look again before wrapping it.
+_S3IO_INIT_SHA256 = "e587933d59ae27dd67f6fd5b56d0e909cd79772217e226dd529742c326dd2140"
+_ARGS_DEFAULTS_SHA256 = "5e41a60ff81fe8ca96ab6ec705dcd571f5c2f574a43a9e8db00010e19976191b"
+_S3_OPTIONS = ("s3_access_key_id", "s3_secret_access_key", "s3_session_token", "s3_endpoint_url",
+               "s3_disable_ssl", "s3_region_name", "s3_api_version", "s3_verify")
+
+
+def _verified(function, sha256: str, what: str) -> bool:
+    """Whether the installed Beam is in ``VERIFIED`` and ``function`` is the code ``what``
+    wraps; otherwise one warning, and False."""
+    import apache_beam
+
+    try:
+        require_version("apache-beam", apache_beam.__version__, VERIFIED, f"{what} (infra/compat/beam_speed.py)")
+        require(_digest(function) == sha256, f"apache-beam {apache_beam.__version__}",
+                f"{function.__module__}.{function.__qualname__} is not the code {what} wraps")
+    except CompatError as e:
+        log.warning("%s is left out (speed only): %s", what, e)
+        return False
+    return True
+
+
+def _s3_client_key(options) -> tuple:
+    """What Beam's ``boto3_client.Client`` is built from: these S3 options' values."""
+    if isinstance(options, dict):
+        return tuple(options.get(n) for n in _S3_OPTIONS)
+    from apache_beam.options.pipeline_options import S3Options
+
+    view = options.view_as(S3Options)
+    return tuple(getattr(view, n, None) for n in _S3_OPTIONS)
+
+
+def reuse_s3_clients() -> bool:
+    """One boto3 S3 client per process and set of S3 options, instead of one per file operation.
+
+    Beam's ``S3FileSystem`` makes a new ``s3io.S3IO(options=...)`` in every method (open, create,
+    match, exists, rename, delete, ...), and each builds a boto3 session and client, which loads
+    botocore's service model and endpoint rules from JSON: ~0.2 s of CPU per file operation.  A
+    curate run of the 845-document sample on S3 (moto) spent 70% of its time there (229 s ->
+    83 s with this).  boto3 clients are thread-safe.  Returns whether the patch is in place."""
+    try:
+        from apache_beam.io.aws import s3io
+        from apache_beam.io.aws.clients.s3 import boto3_client
+    except ImportError:  # no [aws] extra (boto3): no S3 filesystem to speed up
+        return False
+    init = s3io.S3IO.__init__
+    if getattr(init, "_beam_original", None) is not None:
+        return True
+    if not _verified(init, _S3IO_INIT_SHA256, "the S3 client reuse"):
+        return False
+    clients: dict = {}
+    lock = threading.Lock()
+
+    def __init__(self, client=None, options=None):
+        if client is None and options is not None:
+            key = _s3_client_key(options)
+            with lock:
+                client = clients.get(key)
+                if client is None:
+                    client = clients[key] = boto3_client.Client(options=options)
+        init(self, client=client, options=options)
+
+    __init__._beam_original = init
+    s3io.S3IO.__init__ = __init__
+    return True
+
+
+def memoize_function_signatures() -> bool:
+    """``apache_beam.transforms.core.get_function_args_defaults`` computed once per function.
+
+    Beam calls it (``inspect.signature``) for every method of a DoFn each time it asks whether
+    the DoFn is stateful, validates it, serialises it and builds a bundle processor: ~140,000
+    calls for one curate job of ~800 transforms, 28% of the CPU of a curate run of a tiny corpus
+    (measured: bench/RESULTS.md "Beam's fixed cost per job").  The result depends only on the
+    function (its code, defaults, wrappers) and on whether it is bound, so plain functions and
+    methods are cached by their function object (weakly, so nothing is kept alive); any other
+    callable (partial, builtin, callable object) is inspected every time, as before."""
+    import inspect
+    import types
+    import weakref
+
+    from apache_beam.transforms import core
+
+    original = core.get_function_args_defaults
+    if getattr(original, "_beam_original", None) is not None:
+        return True
+    if not _verified(original, _ARGS_DEFAULTS_SHA256, "the function-signature cache"):
+        return False
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    lock = threading.Lock()
+
+    def get_function_args_defaults(f):
+        func = f.__func__ if isinstance(f, types.MethodType) else f
+        if not isinstance(func, types.FunctionType):
+            return original(f)
+        bound = func is not f
+        with lock:
+            known = cache.get(func)
+            hit = known.get(bound) if known is not None else None
+        if hit is None:
+            hit = original(f)
+            with lock:
+                cache.setdefault(func, {})[bound] = hit
+        args, defaults = hit
+        return list(args), list(defaults)  # callers own their lists, as with Beam's
+
+    get_function_args_defaults._beam_original = original
+    core.get_function_args_defaults = get_function_args_defaults
+    return True
+
+
+def enable() -> None:
+    """Every speed patch (each where the installed Beam allows it), unless the environment says
+    ``MTNLG_BEAM_SPEED_PATCHES=0`` (to rule them out when chasing a problem, and for
+    bench/bench_job_overhead.py's side by side)."""
+    import os
+
+    if os.environ.get("MTNLG_BEAM_SPEED_PATCHES", "1") == "0":
+        return
+    reuse_s3_clients()
+    memoize_function_signatures()

@@ -1,0 +1,100 @@
+"""infra.compat.beam_speed: Beam's speed-only patches give Beam's own answers, and a Beam they
+were not written for is left alone with one warning (never an error)."""
+import functools
+import logging
+
+import apache_beam as beam
+import pytest
+
+
+@pytest.fixture
+def unpatched(monkeypatch):
+    """Beam's own functions back in place for the test (restored after it)."""
+    from apache_beam.io.aws import s3io
+    from apache_beam.transforms import core
+
+    for owner, name in ((core, "get_function_args_defaults"), (s3io.S3IO, "__init__")):
+        f = getattr(owner, name)
+        monkeypatch.setattr(owner, name, getattr(f, "_beam_original", f))
+    return core, s3io
+
+
+class _Fn(beam.DoFn):
+    def process(self, element, side=3, *rest, key=None):
+        yield element
+
+    @staticmethod
+    def helper(a, b=2):
+        return a
+
+
+def _plain(x, y=1, *, z=2):
+    return x
+
+
+def test_memoized_signatures_equal_beams_and_callers_get_their_own_lists(unpatched):
+    from infra.compat import beam_speed
+
+    core, _ = unpatched
+    callables = [_plain, _Fn().process, _Fn.process, _Fn.helper, functools.partial(_plain, 1),
+                 len, str.strip, lambda element, n=5: element]
+    expected = [core.get_function_args_defaults(f) for f in callables]
+    assert beam_speed.memoize_function_signatures()
+    assert core.get_function_args_defaults._beam_original is not None
+    for _ in range(2):  # computed, then from the cache
+        assert [core.get_function_args_defaults(f) for f in callables] == expected
+    args, defaults = core.get_function_args_defaults(_plain)
+    args.append("mutated")
+    assert core.get_function_args_defaults(_plain)[0] == ["x", "y"]
+    # Beam's own questions about a DoFn still get the same answers.
+    from apache_beam.transforms import userstate
+
+    assert not userstate.is_stateful_dofn(beam.ParDo(_Fn()).fn)
+
+
+def test_one_s3_client_per_set_of_options(unpatched):
+    from infra.compat import beam_speed
+
+    _, s3io = unpatched
+    assert beam_speed.reuse_s3_clients()
+    a = {"s3_endpoint_url": "http://127.0.0.1:1", "s3_region_name": "us-east-1",
+         "s3_access_key_id": "k", "s3_secret_access_key": "s"}
+    first, again = s3io.S3IO(options=a), s3io.S3IO(options=dict(a))
+    other = s3io.S3IO(options={**a, "s3_endpoint_url": "http://127.0.0.1:2"})
+    assert first.client is again.client and other.client is not first.client
+    given = object()
+    assert s3io.S3IO(client=given).client is given  # an explicit client is used as it is
+
+
+def test_a_beam_they_were_not_written_for_is_left_alone_with_a_warning(unpatched, monkeypatch, caplog):
+    import apache_beam
+
+    from infra.compat import beam_speed
+
+    core, s3io = unpatched
+    monkeypatch.setattr(apache_beam, "__version__", "2.99.0")
+    with caplog.at_level(logging.WARNING, logger="mtnlg.compat"):
+        assert not beam_speed.memoize_function_signatures()
+        assert not beam_speed.reuse_s3_clients()
+    assert not hasattr(core.get_function_args_defaults, "_beam_original")
+    assert not hasattr(s3io.S3IO.__init__, "_beam_original")
+    assert "2.99.0 is outside" in caplog.text
+
+
+def test_changed_beam_code_is_left_alone(unpatched, monkeypatch, caplog):
+    from infra.compat import beam_speed
+
+    core, _ = unpatched
+    monkeypatch.setattr(beam_speed, "_ARGS_DEFAULTS_SHA256", "0" * 64)
+    with caplog.at_level(logging.WARNING, logger="mtnlg.compat"):
+        assert not beam_speed.memoize_function_signatures()
+    assert "is not the code the function-signature cache wraps" in caplog.text
+
+
+def test_the_environment_can_turn_them_off(unpatched, monkeypatch):
+    from infra.compat import beam_speed
+
+    core, _ = unpatched
+    monkeypatch.setenv("MTNLG_BEAM_SPEED_PATCHES", "0")
+    beam_speed.enable()
+    assert not hasattr(core.get_function_args_defaults, "_beam_original")
