@@ -175,7 +175,8 @@ def equal_runs(*keys: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
         change[1:] |= s[1:] != s[:-1]
     starts = np.flatnonzero(change)
     ends = np.append(starts[1:], len(order))
-    return order, [order[a:b] for a, b in zip(starts, ends) if b - a > 1]
+    many = ends - starts > 1  # most keys are unique: never loop over them in Python
+    return order, [order[a:b] for a, b in zip(starts[many].tolist(), ends[many].tolist())]
 
 
 def digest_u64(column: pa.ChunkedArray) -> np.ndarray:
