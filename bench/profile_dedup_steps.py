@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     descriptors = [d for url in parts for d in feats.process(url, partitions) if isinstance(d, dict)]
     print(f"{len(parts)} parts, {partitions} partitions: features {time.process_time() - t0:.1f} CPU s",
           flush=True)
-    new = hasattr(dp, "ExactStepFn") or _has_steps()
+    new = _has_steps()
     seconds: dict[str, float] = defaultdict(float)
     prof = cProfile.Profile()
     if new:

@@ -5,7 +5,7 @@ Steps over partition ids, reading and writing ``spill`` files (``dedup_steps`` s
 - ``LabelStepFn`` (by node): each node's component root (its label; a root has none) and its
   best verified similarity -> ``(root, node, similarity)`` by the root's id (``members``);
   ``fuzzy_verify.ClusterRows``'s joins.
-- ``ClusterStepFn`` (by root id): whole clusters -> their group rows (``_cluster_rows``, as
+- ``ClusterStepFn`` (by root id): whole clusters -> their group rows (``cluster_rows``, as
   files with their stats: ``dedup_stats.group_outputs``) and a fuzzy ``Decision`` for every
   member but the root (``decisions``, by the document they name as kept).  Roots sharing an id
   (an older run's document and one of this run's) meet in one step, as in ``ClusterRows``.
@@ -23,8 +23,8 @@ import apache_beam as beam
 from curation.dedup_records import is_older, node_id, node_ref
 from pipelines.transforms.dedup_stats import group_outputs
 from pipelines.transforms.dedup_steps import decision_partition, key_partition
-from pipelines.transforms.fuzzy import _decision
-from pipelines.transforms.fuzzy_verify import _cluster_rows
+from pipelines.transforms.fuzzy import label_decision
+from pipelines.transforms.fuzzy_verify import cluster_rows
 from pipelines.transforms.outputs import count
 from pipelines.transforms.spill import Spiller, hash_partition, read_partition, spill_url
 from pipelines.transforms.survivors import followed, link_of, named_key
@@ -67,10 +67,10 @@ class ClusterStepFn(beam.DoFn):
         decisions = Spiller(partitions, lambda r: decision_partition(r, partitions))
         for root in sorted(clusters):
             members = clusters.pop(root)
-            rows += _cluster_rows((root, members))
+            rows += cluster_rows((root, members))
             for node, _ in members:
                 if node != root and not is_older(node):
-                    for d in _decision((node, root)):
+                    for d in label_decision((node, root)):
                         decisions.add((*node_ref(node), d))
         yield {"p": p, "decisions": decisions.write(spill_url(self.out_dir, "fuzzy-decisions"))}
         yield from group_outputs(rows, self.out_dir, self.id_index)

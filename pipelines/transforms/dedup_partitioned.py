@@ -52,7 +52,7 @@ from pipelines.transforms.dedup_index import WriteIndexParams, read_index_part, 
 from pipelines.transforms.dedup_stats import GROUP_FILES, INDEX_SPOOLS, PARTIALS
 from pipelines.transforms.dedup_steps import (BandStepFn, ExactStepFn, ShipStepFn, VerifyStepFn,
                                               key_partition)
-from pipelines.transforms.fuzzy import BUCKETS, _count_round
+from pipelines.transforms.fuzzy import BUCKETS, count_round
 from pipelines.transforms.outputs import REMOVED, count
 from pipelines.transforms.parts import read_columns
 from pipelines.transforms.sinks import Gather, flatten_small
@@ -202,7 +202,7 @@ class PartitionedDedup(beam.PTransform):
                     VerifyStepFn(out_dir, c.verify, c.threshold), partitions, AsList(ship))
             cc = first | "Components" >> FileComponents(out_dir, each, partitions, c.max_rounds)
             rounds = (round_rows(cc["tallies"], c.max_rounds, "RoundTrace")
-                      | "CountRoundsUsed" >> beam.Map(_count_round))
+                      | "CountRoundsUsed" >> beam.Map(count_round))
             # One side input per labelling step, not a Flatten: on the local runner a Flatten's
             # watermark waits for every consumer of the steps' shared input (``each``), this
             # step included, and the job would never finish.

@@ -26,14 +26,15 @@ import numpy as np
 
 from curation.dedup_records import is_older, node_id, node_ref
 from pipelines.transforms import dedup_tables as tables
-from pipelines.transforms.components import NBR, both_directions
+from pipelines.transforms.components import both_directions
 from pipelines.transforms.dedup import DECISIONS, GROUPS, keep_best
 from pipelines.transforms.dedup_stats import group_outputs
-from pipelines.transforms.fuzzy import BUCKETS, CANDIDATES, bucket_stars
+from pipelines.transforms.fuzzy import CANDIDATES, bucket_stars
 from pipelines.transforms.fuzzy_verify import CENTRE, MEMBER, VerifyStarFn
 from pipelines.transforms.spill import Spiller, hash_partition, read_partition, ref_partition, spill_url
 from pipelines.transforms.survivors import named_key
 from pipelines.transforms.timing import timed
+
 
 def node_partition(node: tuple, partitions: int) -> int:
     return ref_partition(*node_ref(node), partitions)
@@ -51,6 +52,9 @@ def decision_partition(record: tuple, partitions: int) -> int:
 
 
 class ExactStepFn(beam.DoFn):
+    """Partition ``p`` of the exact entries -> ``{"p", "decisions", "removed"}`` spills, and the
+    group rows' outputs (``dedup_stats.group_outputs``)."""
+
     def __init__(self, out_dir: str, id_index: bool) -> None:
         self.out_dir, self.id_index = out_dir, id_index
 
@@ -91,6 +95,11 @@ def edge_spills(edges: list[tuple], partitions: int, out_dir: str) -> dict:
 
 
 class BandStepFn(beam.DoFn):
+    """Partition ``p`` of the band entries -> ``{"p", "roles"}`` (or, ``verify: none``, the
+    edge spills of ``edge_spills``), oversized buckets to ``buckets``.  Every task reads the
+    references of all exact duplicates (12 bytes each), as the old in-memory side input gave
+    every task; the rest of what it holds is its own partition."""
+
     def __init__(self, out_dir: str, max_bucket: int, shards: int, verify: str) -> None:
         self.out_dir, self.max_bucket, self.shards, self.verify = out_dir, max_bucket, shards, verify
 
@@ -161,6 +170,8 @@ class ShipStepFn(beam.DoFn):
 
 
 class VerifyStepFn(beam.DoFn):
+    """Partition ``p`` of the shipped messages, by star centre -> the edge spills."""
+
     def __init__(self, out_dir: str, verify: str, threshold: float) -> None:
         self.out_dir, self.verify = out_dir, VerifyStarFn(verify, threshold)
 
@@ -174,6 +185,3 @@ class VerifyStepFn(beam.DoFn):
             edges += self.verify.process((centre, stars.pop(centre)))
         yield {"p": p, **edge_spills(edges, partitions, self.out_dir)}
 
-
-__all__ = ["ExactStepFn", "BandStepFn", "ShipStepFn", "VerifyStepFn", "BUCKETS",
-           "node_partition", "key_partition", "decision_partition", "NBR"]
