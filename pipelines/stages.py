@@ -91,7 +91,7 @@ def build_dedup(p, env: StageEnv, urls):
     the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
     ``--dedup-against`` the older runs' index parts join both dedup steps (never removed)."""
     from pipelines.transforms.dedup_partitioned import PartitionedDedup
-    from pipelines.transforms.dedup_stats import WriteDedupOutputs
+    from pipelines.transforms.dedup_stats import WriteDedupStats
     from pipelines.transforms.parts import PART_ROWS, part_urls
     from pipelines.transforms.stats import StageOutcomes
 
@@ -99,21 +99,19 @@ def build_dedup(p, env: StageEnv, urls):
     fuzzy = cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None
     older = [part for ix in env.against for part in ix.parts]
     out = urls | "Dedup" >> PartitionedDedup(env.out_dir, cfg.dedup.exact, fuzzy, cfg.priority, older,
-                                             sum(ix.documents for ix in env.against), PART_ROWS)
+                                             sum(ix.documents for ix in env.against), PART_ROWS,
+                                             id_index=cfg.id_index)
     parts = out["parts"]  # written where the decisions met them
-    dedup_in = {k: flatten_small(out[k], f"AllDedup_{k}") for k in ("groups", "inputs")}
+    dedup_in = {k: flatten_small(out[k], f"AllDedup_{k}") for k in ("partials", "inputs")}
     dedup_in.update({k: out[k] for k in ("buckets", "rounds") if out[k] is not None})
-    _ = dedup_in | "WriteDedup" >> WriteDedupOutputs(env.out_dir)
+    _ = dedup_in | "WriteDedup" >> WriteDedupStats(env.out_dir)
     # The dedup steps count their removals when they decide; the parts count what passed.
     outcomes = {"removed": out["removed"]}
-    if cfg.id_index and out["groups"]:  # where each member's group row is, for mtnlg explain
-        from pipelines.transforms.id_index import detail_json, entry
-
-        outcomes["index"] = dedup_in["groups"] | "GroupEntries" >> beam.Map(
-            lambda r: entry("dedup", r["id"], r["id"], None, detail_json(r)))
+    if cfg.id_index:  # where each member's group row is, for mtnlg explain
+        outcomes["index_spools"] = flatten_small(out["index_spools"], "AllDedupSpools")
     outcomes = outcomes | "Outcomes" >> StageOutcomes(
         env.out_dir, "dedup", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
-    _manifest(env, "dedup", [parts, out["index"], outcomes["descriptors"]])
+    _manifest(env, "dedup", [parts, out["index"], outcomes["descriptors"], *out["group_files"]])
     return part_urls(parts)
 
 
@@ -125,7 +123,7 @@ def build_decontaminate(p, env: StageEnv, urls):
     cfg = env.cfg
     docs = urls | "ReadParts" >> ReadParts("decontaminate", progress=env.out_dir)
     out = docs | "Decontaminate" >> Decontaminate(cfg.decontamination.tasks, cfg.decontamination.rule,
-                                                      separate_kept=True)
+                                                      separate_kept=True, spill_dir=env.out_dir)
     # The kept documents as the stage produced them (clean / split), each written where it is:
     # a Flatten of the two would pass every document through the local runner's driver.
     kept = out.get("kept_parts") or [out["kept"]]

@@ -155,6 +155,20 @@ def _round_row(i: int, tallies) -> dict:
     return row
 
 
+def round_rows(tallies: list, rounds: int, label: str = "RoundRows"):
+    """Partial tallies ``((round, "edges" | "done"), n)`` (a list of PCollections) -> one row
+    ``{"round", "edges", "done"}`` per round 1..``rounds`` (zeros where nothing was tallied)."""
+    zeros = tallies[0].pipeline | f"{label}Zeros" >> beam.Create(
+        [((i, k), 0) for i in range(1, rounds + 1) for k in ("edges", "done")], reshuffle=False)
+    return (
+        (*tallies, zeros)
+        | f"{label}All" >> beam.Flatten()
+        | f"{label}Sum" >> beam.CombinePerKey(sum)
+        | f"{label}ByRound" >> beam.MapTuple(lambda ik, n: (ik[0], (ik[1], n)))
+        | f"{label}Group" >> beam.GroupByKey()
+        | label >> beam.MapTuple(_round_row))
+
+
 class ConnectedComponents(beam.PTransform):
     """edges (u, v), u != v -> (node, root) for every non-root node of every component.
 
@@ -191,16 +205,7 @@ class ConnectedComponents(beam.PTransform):
             | "AllLabels" >> beam.Flatten())
         if not self.round_counts:
             return labels
-        zeros = edges.pipeline | "ZeroTallies" >> beam.Create(
-            [((i, k), 0) for i in range(1, self.rounds + 1) for k in ("edges", "done")], reshuffle=False)
-        rows = (
-            (*tallies, zeros)
-            | "AllTallies" >> beam.Flatten()
-            | "SumTallies" >> beam.CombinePerKey(sum)
-            | "ByRound" >> beam.MapTuple(lambda ik, n: (ik[0], (ik[1], n)))
-            | "GroupRounds" >> beam.GroupByKey()
-            | "RoundRows" >> beam.MapTuple(_round_row))
-        return {"labels": labels, "rounds": rows}
+        return {"labels": labels, "rounds": round_rows(tallies, self.rounds)}
 
     def _check(self, edges):
         as_parent = edges | "ByParent" >> beam.Map(lambda e: (e[0], e[1]))

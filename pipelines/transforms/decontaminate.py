@@ -41,6 +41,7 @@ from curation.document import Document, Removal
 from curation.eval_tasks import task_source
 from curation.pieces import join_pieces
 from pipelines.transforms.outputs import REMOVED, count, with_changes
+from pipelines.transforms.spill import Spilled
 from pipelines.transforms.timing import timed
 from pipelines.storage.task_files import task_texts
 
@@ -208,12 +209,16 @@ class Decontaminate(beam.PTransform):
     """
 
     def __init__(self, tasks: list, rule: DecontaminationConfig, label: str | None = None,
-                 separate_kept: bool = False):
+                 separate_kept: bool = False, spill_dir: str | None = None):
         super().__init__(label)
         self.tasks, self.rule = list(tasks), rule
         # separate_kept: return "kept_parts" [clean, split] instead of one flattened "kept" (a
         # Flatten of two stages' outputs holds every document on the local runner's driver).
         self.separate_kept = separate_kept
+        # spill_dir: the matched documents wait for the frequent n-grams (a side input from the
+        # whole corpus) in files under <spill_dir>/_tmp/, not as elements in the local runner's
+        # driver (0.5 KB per document of the corpus at 1M documents).
+        self.spill_dir = spill_dir
 
     def expand(self, docs):
         index = TaskIndex(self.tasks, self.rule)
@@ -229,7 +234,10 @@ class Decontaminate(beam.PTransform):
             | "CommonNgram" >> beam.Keys()
         )
         common_list = common | "CommonText" >> beam.Map(lambda key: key[0]) | "CommonList" >> beam.combiners.ToList()
-        out = scanned[MATCHED] | "Split" >> beam.ParDo(
+        matched = scanned[MATCHED]
+        if self.spill_dir is not None:
+            matched = matched | "SpillMatched" >> Spilled(self.spill_dir, "decontaminate_matched")
+        out = matched | "Split" >> beam.ParDo(
             SplitFn(self.rule), beam.pvalue.AsSingleton(common_list)
         ).with_outputs(REMOVED, CUTS, EVENTS, main="kept")
         kept = ({"kept_parts": [scanned.clean, out.kept]} if self.separate_kept

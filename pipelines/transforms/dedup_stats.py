@@ -16,10 +16,16 @@ cluster (kept member included).  ``WriteDedupOutputs`` writes
 
 Every aggregation is a combine (per key or global with a bounded accumulator), so no worker
 holds more than one cluster's sample or one key's partial sums.
+
+The curate job's file-backed dedup writes its group rows where a step decides them
+(``group_outputs``: the rows of whole clusters, as files, with their id-index entries) and hands
+on only per-step partial aggregates; ``WriteDedupStats`` sums those into the same tables.
 """
 from __future__ import annotations
 
+import heapq
 import json
+from collections import Counter
 
 import apache_beam as beam
 import pyarrow as pa
@@ -138,3 +144,95 @@ class WriteDedupOutputs(beam.PTransform):
         if "rounds" in pcolls:
             _write(pcolls["rounds"], join(stats, "dedup_components.parquet"), ROUND_SCHEMA, "WriteRounds")
         return rows
+
+
+GROUP_FILES, INDEX_SPOOLS, PARTIALS = "group_files", "index_spools", "partials"
+"""Tagged outputs of a step that decides groups: the group files' writer descriptors, their
+id-index spool descriptors, and partial aggregates ``(what, key), value``."""
+
+
+def group_outputs(rows: list[dict], out_dir: str, id_index: bool):
+    """Group rows holding WHOLE clusters (every row of each (kind, group)) -> tagged outputs: the
+    rows as one ``dedup/groups-<token>.parquet`` writer file, their id-index entries (``dedup``,
+    the row as detail) as one spool, and the partial aggregates ``WriteDedupStats`` sums: cluster
+    sizes, the largest clusters, the kept x removed source matrix and the removed per source."""
+    from pipelines.transforms.id_index import EntrySpool, detail_json, entry
+    from pipelines.transforms.sinks import write_table_file
+
+    if not rows:
+        return
+    yield beam.pvalue.TaggedOutput(GROUP_FILES, write_table_file(
+        out_dir, "dedup/groups", pa.Table.from_pylist(rows, schema=GROUP_SCHEMA)))
+    if id_index:
+        spool = EntrySpool(out_dir, "extra")  # the stage's own entries, as StageOutcomes names them
+        for r in rows:
+            spool.add(entry("dedup", r["id"], r["id"], None, detail_json(r)))
+        yield beam.pvalue.TaggedOutput(INDEX_SPOOLS, spool.close())
+    clusters: dict[tuple, tuple] = {}
+    counts: Counter = Counter()
+    for r in rows:
+        key = (r["kind"], r["group"])
+        clusters[key] = _SampleCluster().add_input(clusters.get(key, (0, None, [])), r)
+        if not r["kept"]:
+            counts["matrix", (r["kind"], r["kept_source"], r["source"])] += 1
+            counts["gone", (r["kind"], r["source"])] += 1
+    top: dict[str, list] = {}
+    for (kind, group), (n, kept_source, ids) in clusters.items():
+        counts["size", (kind, n)] += 1
+        top.setdefault(kind, []).append((n, group, kept_source, ids))
+    for kind, items in sorted(top.items()):  # a step's largest: the global largest are among them
+        for item in heapq.nlargest(TOP_CLUSTERS, items):
+            yield beam.pvalue.TaggedOutput(PARTIALS, (("top", kind), item))
+    for key, n in sorted(counts.items()):
+        yield beam.pvalue.TaggedOutput(PARTIALS, (key, n))
+
+
+class WriteDedupStats(beam.PTransform):
+    """The dedup stats tables of ``WriteDedupOutputs`` from partial aggregates.
+
+    Inputs (a dict): ``partials`` from ``group_outputs``; ``inputs`` ``((kind, source), n)``;
+    optional ``buckets`` and ``rounds`` rows.  The group rows themselves are already files."""
+
+    def __init__(self, run_dir: str, label: str | None = None) -> None:
+        super().__init__(label)
+        self.run_dir = run_dir
+
+    def expand(self, pcolls):
+        stats = join(self.run_dir, "stats")
+        partials = pcolls["partials"]
+        tops = partials | "Tops" >> beam.Filter(lambda kv: kv[0][0] == "top")
+        counts = (partials
+                  | "Counts" >> beam.Filter(lambda kv: kv[0][0] != "top")
+                  | "SumCounts" >> beam.CombinePerKey(sum))
+        sizes = (counts
+                 | "Sizes" >> beam.Filter(lambda kv: kv[0][0] == "size")
+                 | "SizeRow" >> beam.MapTuple(lambda k, n: {"kind": k[1][0], "size": k[1][1], "clusters": n}))
+        _write(sizes, join(stats, "dedup_clusters.parquet"), CLUSTER_SCHEMA, "WriteClusters")
+        top = (tops
+               | "TopKey" >> beam.MapTuple(lambda k, item: (k[1], item))
+               | "Top" >> beam.combiners.Top.LargestPerKey(TOP_CLUSTERS)
+               | "TopRows" >> beam.FlatMap(lambda kv: [
+                   {"kind": kv[0], "group": g, "size": n, "kept_source": src, "sample_ids": json.dumps(ids)}
+                   for n, g, src, ids in kv[1]]))
+        _write(top, join(stats, "dedup_top_clusters.parquet"), TOP_SCHEMA, "WriteTop")
+        matrix = (counts
+                  | "Matrix" >> beam.Filter(lambda kv: kv[0][0] == "matrix")
+                  | "MatrixRow" >> beam.MapTuple(lambda k, n: {
+                      "kind": k[1][0], "kept_source": k[1][1], "removed_source": k[1][2], "documents": n}))
+        _write(matrix, join(stats, "dedup_matrix.parquet"), MATRIX_SCHEMA, "WriteMatrix")
+        seen = pcolls["inputs"] | "SeenKey" >> beam.MapTuple(lambda ks, n: (ks, (n, 0)))
+        gone = (counts
+                | "Gone" >> beam.Filter(lambda kv: kv[0][0] == "gone")
+                | "GoneKey" >> beam.MapTuple(lambda k, n: (k[1], (0, n))))
+        per_source = ((seen, gone)
+                      | "SeenAndGone" >> beam.Flatten()
+                      | "SumSources" >> beam.CombinePerKey(lambda vs: tuple(map(sum, zip(*vs))) or (0, 0))
+                      | "SourceRow" >> beam.MapTuple(lambda k, v: {
+                          "kind": k[0], "source": k[1], "documents": v[0], "removed": v[1],
+                          "rate": v[1] / v[0] if v[0] else 0.0}))
+        _write(per_source, join(stats, "dedup_sources.parquet"), SOURCE_SCHEMA, "WriteSources")
+        if "buckets" in pcolls:
+            _write(pcolls["buckets"], join(stats, "dedup_buckets.parquet"), BUCKET_SCHEMA, "WriteBuckets")
+        if "rounds" in pcolls:
+            _write(pcolls["rounds"], join(stats, "dedup_components.parquet"), ROUND_SCHEMA, "WriteRounds")
+        return partials

@@ -32,7 +32,7 @@ import itertools
 import apache_beam as beam
 import xxhash
 
-from curation.dedup_records import is_older, node_id, node_ref, node_source
+from curation.dedup_records import is_older, node_id, node_source
 from curation.document import Decision
 from curation.fuzzy_config import FuzzyDedupConfig
 from pipelines.transforms.outputs import count
@@ -121,7 +121,9 @@ class SubBucketStarFn(beam.DoFn):
         yield beam.pvalue.TaggedOutput(CENTRES, ((band, digest), min(members)))
 
 
-def _decision(label: tuple):
+def label_decision(label: tuple):
+    """A component label ``(node, root)`` -> the node's ``Decision`` (none for an older run's
+    document, which is never removed)."""
     node, root = label
     if is_older(node):  # an older run's document: never removed
         return
@@ -132,12 +134,7 @@ def _decision(label: tuple):
                    {"kept": node_id(root), "kept_source": node_source(root)})
 
 
-def _keyed_decision(label: tuple):
-    for d in _decision(label):
-        yield node_ref(label[0])[0], d
-
-
-def _count_round(row: dict) -> dict:
+def count_round(row: dict) -> dict:
     """Rounds used also as the ``curate`` counter fuzzy_dedup/all/component_rounds
     (``stats/counters.json``)."""
     if row["edges"]:
@@ -199,21 +196,19 @@ class FuzzyDedup(beam.PTransform):
 
 class DecideFromEdges(beam.PTransform):
     """Verified edges ``(centre, member, similarity)`` -> ``{"decisions", "groups", "rounds",
-    "labels"}``: connected components, a ``Decision`` for every member but the root (``keyed``:
-    ``(part key, Decision)``, for nodes made ``with_ref``), one group row per member of each
-    cluster, the components trace."""
+    "labels"}``: connected components, a ``Decision`` for every member but the root, one group
+    row per member of each cluster, the components trace."""
 
-    def __init__(self, max_rounds: int, keyed: bool = False, label: str | None = None) -> None:
+    def __init__(self, max_rounds: int, label: str | None = None) -> None:
         super().__init__(label)
-        self.max_rounds, self.keyed = max_rounds, keyed
+        self.max_rounds = max_rounds
 
     def expand(self, edges):
         cc = (edges
               | "Pairs" >> beam.Map(lambda e: (e[0], e[1]))
               | "Components" >> ConnectedComponents(self.max_rounds, round_counts=True))
         labels = cc["labels"]
-        decide = _keyed_decision if self.keyed else _decision
-        return {DECISIONS: labels | "Decide" >> beam.FlatMap(decide),
+        return {DECISIONS: labels | "Decide" >> beam.FlatMap(label_decision),
                 GROUPS: {"labels": labels, "edges": edges} | "GroupRows" >> ClusterRows(),
-                "rounds": cc["rounds"] | "CountRoundsUsed" >> beam.Map(_count_round),
+                "rounds": cc["rounds"] | "CountRoundsUsed" >> beam.Map(count_round),
                 "labels": labels}

@@ -124,7 +124,7 @@ def _by_root(element):
     yield (roots[0] if roots else node), (node, best)
 
 
-def _cluster_rows(element):
+def cluster_rows(element):
     """(root, members) -> one row per member, streamed (two passes over the group).  Older runs'
     documents get no row, except an older root (the kept member, reason ``older_run``)."""
     root, members = element
@@ -156,4 +156,4 @@ class ClusterRows(beam.PTransform):
             | "JoinSims" >> beam.CoGroupByKey()
             | "ByRoot" >> beam.FlatMap(_by_root)
             | "GroupClusters" >> beam.GroupByKey()
-            | "Rows" >> beam.FlatMap(_cluster_rows))
+            | "Rows" >> beam.FlatMap(cluster_rows))

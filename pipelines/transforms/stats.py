@@ -100,7 +100,8 @@ class StageOutcomes(beam.PTransform):
 
     Input: a dict with any of ``kept`` ((doc, tokens)), ``removed`` (Removal), ``dead_letter``
     (DeadLetter), ``read`` ((source, n) per reader work item), ``index`` (extra
-    ``id_index.entry`` tuples of the stage, e.g. its dedup group rows).  With ``id_index`` the
+    ``id_index.entry`` tuples of the stage) or ``index_spools`` (the same, already spooled by the
+    steps that made them: the dedup group rows).  With ``id_index`` the
     stage's rows are indexed by id and URL (``stats/id_index/``).  Output: ``{"descriptors":
     writer descriptors, "aggregates": ((key), n)}``.
     """
@@ -139,6 +140,8 @@ class StageOutcomes(beam.PTransform):
             descriptors.append(written)
         if self.id_index and outcomes.get("index") is not None:  # a stage's own entries (dedup groups)
             spools.append(outcomes["index"] | "SpoolStageIndex" >> beam.ParDo(SpoolEntriesFn(self.out_dir, "extra")))
+        if self.id_index and outcomes.get("index_spools") is not None:  # ... already spooled ("extra")
+            spools.append(outcomes["index_spools"])
         if spools:  # one index writer for every producer of the stage
             _ = flatten_small(spools, "AllSpools") | "Index" >> WriteIdIndex(self.out_dir, self.stage)
         if outcomes.get("dead_letter") is not None:

@@ -52,48 +52,43 @@ def followed(d: Decision, link: tuple) -> Decision:
 
 class FollowFn(beam.DoFn):
     """(named document, [(tag, decision or link)]) -> the decisions, each naming where the link
-    goes if the named document has one (``keyed``: decisions travel as ``(key, Decision)``)."""
-
-    def __init__(self, keyed: bool = False) -> None:
-        self.keyed = keyed
+    goes if the named document has one."""
 
     def process(self, element):
         _, values = element
         link = next((v for tag, v in values if tag == LINK), None)  # pass 1
-        for tag, v in values:  # pass 2 over the re-iterable group
+        for tag, d in values:  # pass 2 over the re-iterable group
             if tag != DECISION:
                 continue
-            key, d = v if self.keyed else (None, v)
             if link is not None:
                 count(d.stage, d.source, "survivor_followed")
                 d = followed(d, link)
-            yield (key, d) if self.keyed else d
+            yield d
 
 
-def follow(decisions, links, label: str, keyed: bool = False):
+def follow(decisions, links, label: str):
     """``decisions`` with every named document that has a link in ``links`` replaced by its
     survivor (``links``: ``(key, (kept_id, kept_source, via))``, key as ``named_key``)."""
-    named = (lambda kd: (named_key(kd[1]), (DECISION, kd))) if keyed else (lambda d: (named_key(d), (DECISION, d)))
-    keyed_by = decisions | f"{label}ByNamed" >> beam.Map(named)
+    keyed_by = decisions | f"{label}ByNamed" >> beam.Map(lambda d: (named_key(d), (DECISION, d)))
     tagged = links | f"{label}ByRemoved" >> beam.MapTuple(lambda key, link: (key, (LINK, link)))
     return ((keyed_by, tagged)
             | f"{label}Flatten" >> beam.Flatten()
             | f"{label}Group" >> beam.GroupByKey()
-            | f"{label}Follow" >> beam.ParDo(FollowFn(keyed)))
+            | f"{label}Follow" >> beam.ParDo(FollowFn()))
 
 
-def final_decisions(exact=None, fuzzy=None, older_links=None, keyed: bool = False):
+def final_decisions(exact=None, fuzzy=None, older_links=None):
     """All dedup decisions, naming final survivors: ``exact`` / ``fuzzy`` are the two steps'
     decisions (either may be None), ``older_links`` the older runs' removals
-    (``dedup_index.REDIRECTS``), None without ``--dedup-against``.  ``keyed``: the decisions
-    are ``(key, Decision)`` (the part holding the document, ``dedup_partitioned``), kept as such."""
+    (``dedup_index.REDIRECTS``), None without ``--dedup-against``.  The curate job's file-backed
+    dedup makes the same joins over files (``dedup_decide.FollowStepFn``)."""
     if fuzzy is not None and older_links is not None:
-        fuzzy = follow(fuzzy, older_links, "FuzzyToOlder", keyed)
+        fuzzy = follow(fuzzy, older_links, "FuzzyToOlder")
     if exact is not None:
         links = [older_links]
         if fuzzy is not None:
-            links.append(fuzzy | "FuzzyLinks" >> beam.Map(lambda kd: link_of(kd[1]) if keyed else link_of(kd)))
+            links.append(fuzzy | "FuzzyLinks" >> beam.Map(link_of))
         links = [x for x in links if x is not None]
         if links:
-            exact = follow(exact, flatten_small(links, "AllLinks"), "ExactToSurvivor", keyed)
+            exact = follow(exact, flatten_small(links, "AllLinks"), "ExactToSurvivor")
     return flatten_small([exact, fuzzy], "AllDecisions")

@@ -6,6 +6,7 @@ import json
 import os
 
 import apache_beam as beam
+from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.internal import pickler
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing.util import assert_that, equal_to
@@ -101,6 +102,20 @@ def test_frequency_guard_counts_over_the_corpus(pipeline, tmp_path):
 
     run(9)
     run(10)
+
+
+def test_matched_documents_wait_for_the_frequency_guard_in_files(tmp_path):
+    """With ``spill_dir`` the matched documents go to spill files (not through the local
+    runner's driver) and the results are the same: 10 occurrences still make a common phrase."""
+    tasks = [_write_task(tmp_path)]
+    dirty = lambda i: Document(f"d/{i}", "realnews", english(i, 150) + "\n\n" + TASK + "\n\n" + english(50 + i, 150))
+    for n in (9, 10):
+        spill = tmp_path / f"spill{n}"
+        with TestPipeline(runner="FnApiRunner") as p:
+            out = p | beam.Create([dirty(i) for i in range(n)]) | Decontaminate(
+                tasks, DecontaminationConfig(), spill_dir=str(spill))
+            assert_that(out["kept"] | beam.Map(lambda d: TASK in d.text), equal_to([n >= 10] * n))
+        assert list((spill / "_tmp" / "decontaminate_matched").glob("*.spill"))
 
 
 def test_ten_splits_kept_eleven_removed(pipeline, tmp_path):

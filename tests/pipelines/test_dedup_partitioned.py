@@ -22,7 +22,8 @@ from infra.hashing import bytes_sha256
 from pipelines.storage.files import parquet_bytes
 from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, ExactDedup
 from pipelines.transforms.dedup_index import INDEX_SCHEMA
-from pipelines.transforms.dedup_partitioned import ApplyPartFn, PartitionedDedup
+from pipelines.transforms.dedup_apply import ApplyPartFn, check_applied
+from pipelines.transforms.dedup_partitioned import PartitionedDedup
 from pipelines.transforms.dedup_tables import part_key
 from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
 from pipelines.transforms.parts import WriteParts, read_part
@@ -108,7 +109,9 @@ def test_same_decisions_as_the_record_based_dedup(tmp_path, verify):
         removals = got["removed"] | beam.Map(lambda r: _decision(Decision(
             r.doc.id, r.doc.source, r.stage, r.reason, r.detail)))
         _dump(removals, str(tmp_path / "got_decisions.json"), "D")
-        _dump(got["groups"] | "Groups" >> beam.Flatten(), str(tmp_path / "got_groups.json"), "G")
+        group_rows = (got["group_files"] | "GroupFiles" >> beam.Flatten()
+                      | "GroupRows" >> beam.FlatMap(lambda d: pq.read_table(d["url"]).to_pylist()))
+        _dump(group_rows, str(tmp_path / "got_groups.json"), "G")
         _dump(got["buckets"], str(tmp_path / "got_buckets.json"), "B")
         _dump(_inputs(got["inputs"], "I"), str(tmp_path / "got_inputs.json"), "I")
         _dump(got["parts"] | beam.FlatMap(lambda d: [x.id for x in read_part(d["url"])]),
@@ -150,7 +153,7 @@ def test_apply_removes_each_document_once_by_the_earlier_stage(tmp_path):
                  Decision("d4", "wikipedia", "fuzzy_dedup", "near_duplicate", {"kept": "d2", "kept_source": "w"}),
                  Decision("d4", "wikipedia", "exact_dedup", "duplicate", {"kept": "d1", "kept_source": "w"})]
     fn = ApplyPartFn(str(tmp_path / "out"), ("exact_dedup", "fuzzy_dedup"), fuzzy=False)
-    out = list(fn.process((desc["key"], [("part", desc)] + [("decision", d) for d in decisions])))
+    out = list(fn.apply(desc, decisions))
     parts = [o for o in out if isinstance(o, dict)]
     kept = [d.id for p in parts for d in read_part(p["url"])]
     assert [d.text for d in read_part(parts[0]["url"])] == [english(int(i[1:])) for i in kept]
@@ -166,6 +169,8 @@ def test_a_decision_for_an_unknown_document_fails(tmp_path):
     desc = _one_part(tmp_path, [Document("a", "wikipedia", "x")])
     fn = ApplyPartFn(str(tmp_path / "out"), ("exact_dedup",), fuzzy=False)
     with pytest.raises(RuntimeError, match="not in part"):
-        list(fn.process((desc["key"], [("part", desc), ("decision", Decision("zz", "s", "exact_dedup", "duplicate"))])))
-    with pytest.raises(ValueError, match="never read"):
-        list(fn.process((1, [("decision", Decision("zz", "s", "exact_dedup", "duplicate"))])))
+        list(fn.apply(desc, [Decision("zz", "s", "exact_dedup", "duplicate")]))
+    # a decision naming a part that no step read is never applied: the job's check fails
+    assert check_applied([("decided", 3), ("applied", 2), ("applied", 1)]) == 3
+    with pytest.raises(RuntimeError, match="1 dedup decision.*never read"):
+        check_applied([("decided", 3), ("applied", 2)])

@@ -1,0 +1,107 @@
+"""The file-backed dedup's last partition steps: components -> clusters -> final decisions.
+
+Steps over partition ids, reading and writing ``spill`` files (``dedup_steps`` says how):
+
+- ``LabelStepFn`` (by node): each node's component root (its label; a root has none) and its
+  best verified similarity -> ``(root, node, similarity)`` by the root's id (``members``);
+  ``fuzzy_verify.ClusterRows``'s joins.
+- ``ClusterStepFn`` (by root id): whole clusters -> their group rows (``cluster_rows``, as
+  files with their stats: ``dedup_stats.group_outputs``) and a fuzzy ``Decision`` for every
+  member but the root (``decisions``, by the document they name as kept).  Roots sharing an id
+  (an older run's document and one of this run's) meet in one step, as in ``ClusterRows``.
+- ``FollowStepFn`` (by the document a decision names as kept): ``survivors.final_decisions``'s
+  joins.  Fuzzy decisions follow the older runs' links; exact decisions follow those and the
+  fuzzy decisions' own links (``links``).  The decisions come out by the part holding their
+  document (``final``: ``(part key, row, Decision)``), for ``dedup_partitioned.ApplyPartFn``.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import apache_beam as beam
+
+from curation.dedup_records import is_older, node_id, node_ref
+from pipelines.transforms.dedup_stats import group_outputs
+from pipelines.transforms.dedup_steps import decision_partition, key_partition
+from pipelines.transforms.fuzzy import label_decision
+from pipelines.transforms.fuzzy_verify import cluster_rows
+from pipelines.transforms.outputs import count
+from pipelines.transforms.spill import Spiller, hash_partition, read_partition, spill_url
+from pipelines.transforms.survivors import followed, link_of, named_key
+from pipelines.transforms.timing import timed
+
+DECIDED = "decided"
+"""Tagged output of ``FollowStepFn``: how many final decisions it wrote (checked against the
+decisions the parts applied: ``dedup_partitioned``)."""
+
+
+class LabelStepFn(beam.DoFn):
+    def __init__(self, out_dir: str) -> None:
+        self.out_dir = out_dir
+
+    @timed("fuzzy_dedup")
+    def process(self, p: int, partitions: int, edges: list[dict], *labels):
+        root: dict[tuple, tuple] = {}
+        for leaf, r in read_partition([d["labels"] for step in labels for d in step], p):
+            root[leaf] = r
+        best: dict[tuple, float] = {}
+        for node, sim in read_partition([d["sims"] for d in edges], p):
+            best[node] = max(best.get(node, -1.0), sim)
+        members = Spiller(partitions, lambda r: hash_partition(node_id(r[0]), partitions))
+        for node in sorted(set(root) | set(best)):
+            sim = best.get(node, -1.0)
+            members.add((root.get(node, node), node, sim if sim >= 0 else None))
+        yield {"p": p, "members": members.write(spill_url(self.out_dir, "members"))}
+
+
+class ClusterStepFn(beam.DoFn):
+    def __init__(self, out_dir: str, id_index: bool) -> None:
+        self.out_dir, self.id_index = out_dir, id_index
+
+    @timed("fuzzy_dedup")
+    def process(self, p: int, partitions: int, labelled: list[dict]):
+        clusters: dict[tuple, list] = defaultdict(list)
+        for root, node, sim in read_partition([d["members"] for d in labelled], p):
+            clusters[root].append((node, sim))
+        rows = []
+        decisions = Spiller(partitions, lambda r: decision_partition(r, partitions))
+        for root in sorted(clusters):
+            members = clusters.pop(root)
+            rows += cluster_rows((root, members))
+            for node, _ in members:
+                if node != root and not is_older(node):
+                    for d in label_decision((node, root)):
+                        decisions.add((*node_ref(node), d))
+        yield {"p": p, "decisions": decisions.write(spill_url(self.out_dir, "fuzzy-decisions"))}
+        yield from group_outputs(rows, self.out_dir, self.id_index)
+
+
+class FollowStepFn(beam.DoFn):
+    """Decisions (``decisions`` spills of the steps named ``sources``) meet the links of the
+    documents they name (older runs' ``links``, and ``links`` of earlier follow steps); with
+    ``emit_links`` the followed decisions' own links go on (fuzzy -> exact)."""
+
+    def __init__(self, out_dir: str, emit_links: bool) -> None:
+        self.out_dir, self.emit_links = out_dir, emit_links
+
+    @timed("fuzzy_dedup")
+    def process(self, p: int, partitions: int, decided: list[dict], *link_sources):
+        links: dict[tuple, tuple] = {}
+        for descriptors in link_sources:
+            for key, link in read_partition([d["links"] for d in descriptors if d.get("links")], p):
+                links.setdefault(key, link)
+        final = Spiller(partitions, lambda r: r[0] % partitions)
+        onward = Spiller(partitions, lambda kl: key_partition(kl[0], partitions))
+        for part, row, d in read_partition([x["decisions"] for x in decided], p):
+            link = links.get(named_key(d))
+            if link is not None:
+                count(d.stage, d.source, "survivor_followed")
+                d = followed(d, link)
+            final.add((part, row, d))
+            if self.emit_links:
+                onward.add(link_of(d))
+        out = {"p": p, "final": final.write(spill_url(self.out_dir, "final-decisions"))}
+        if self.emit_links:
+            out["links"] = onward.write(spill_url(self.out_dir, "links"))
+        yield out
+        yield beam.pvalue.TaggedOutput(DECIDED, ("decided", final.records))
