@@ -38,7 +38,9 @@ class _Reporter:
         self.url = join(folder, PROGRESS_DIR, stage, f"{_TOKEN}.json")
         self.every = REMOTE_SECONDS if is_remote(folder) else LOCAL_SECONDS
         self.counts: Counter = Counter()
-        self.written, self.dirty = 0.0, False
+        # -inf, not 0: time.monotonic() counts from boot, so on a machine up for less than
+        # ``every`` seconds a 0 would hold back the first report
+        self.written, self.dirty = float("-inf"), False
 
     def flush(self) -> None:
         if self.dirty:

@@ -6,6 +6,7 @@ import json
 import os
 import threading
 import time
+import types
 
 import apache_beam as beam
 
@@ -31,6 +32,8 @@ def _write(folder, stage, name, **counts):
 def test_reporter_sums_per_process_and_writes_at_most_every_interval(tmp_path, monkeypatch):
     folder = str(tmp_path)
     monkeypatch.setattr(progress, "LOCAL_SECONDS", 3600.0)
+    # a machine booted a minute ago (time.monotonic counts from boot, as on a fresh CI machine)
+    monkeypatch.setattr(progress, "time", types.SimpleNamespace(monotonic=lambda: 60.0, time=time.time))
     progress._reporters.clear()
     progress.report(folder, "read", docs=5, bytes=100)  # the first report is written at once
     progress.report(folder, "read", docs=7)  # within the interval: kept in memory
