@@ -196,3 +196,17 @@ def test_console_script_ends_in_process_jobs_without_teardown(monkeypatch):
             cli.console_main()  # exit_after_job is patched out, so sys.exit follows it here
         assert exit_.value.code == 5
         assert ended == expected, argv
+
+
+def test_require_sources_names_each_changed_function():
+    import json
+
+    from infra.compat import dotted_object, require_sources, source_digest
+
+    sources = {"json.dumps": source_digest(json.dumps), "json.JSONEncoder.encode": "0" * 64}
+    assert dotted_object("json.JSONEncoder.encode") is json.JSONEncoder.encode
+    require_sources("json", "2.0", ((2, 0), (2, 0)), {"json.dumps": sources["json.dumps"]}, "a test")
+    with pytest.raises(CompatError, match=r"changed json\.JSONEncoder\.encode \(a test\)"):
+        require_sources("json", "2.0", ((2, 0), (2, 0)), sources, "a test")
+    with pytest.raises(CompatError, match="outside the versions a test was verified for"):
+        require_sources("json", "3.1", ((2, 0), (2, 0)), sources, "a test")

@@ -7,7 +7,11 @@ layer may import, also where Beam or torch is not installed.
 """
 from __future__ import annotations
 
+import hashlib
+import importlib
+import inspect
 import re
+import textwrap
 
 
 class CompatError(RuntimeError):
@@ -41,3 +45,32 @@ def require(condition: bool, library: str, message: str) -> None:
     if not condition:
         raise CompatError(f"{library}: {message}; infra/compat/ must be re-verified for this "
                           f"version")
+
+
+def source_digest(obj) -> str:
+    """sha256 of an object's dedented source: a patch of a library function is verified against
+    the code it was written for, so an upstream edit with the same name is caught."""
+    return hashlib.sha256(textwrap.dedent(inspect.getsource(obj)).encode()).hexdigest()
+
+
+def dotted_object(dotted: str):
+    """``"justext.core.ParagraphMaker.handle_data"`` -> that object (module, then attributes)."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            obj = getattr(obj, name)
+        return obj
+    raise ImportError(f"no module in {dotted!r}")
+
+
+def require_sources(library: str, version: str, verified: tuple[tuple[int, int], tuple[int, int]],
+                    sources: dict[str, str], what: str) -> None:
+    """``require_version``, then raise ``CompatError`` naming every dotted name in ``sources``
+    whose code is not the sha256 recorded for it."""
+    require_version(library, version, verified, what)
+    changed = [name for name, digest in sources.items() if source_digest(dotted_object(name)) != digest]
+    require(not changed, f"{library} {version}", f"changed {', '.join(changed)} ({what})")

@@ -19,11 +19,9 @@ for and that those internals are still what the fix replaces; otherwise ``Compat
 """
 from __future__ import annotations
 
-import hashlib
 import inspect
-import textwrap
 
-from infra.compat import CompatError, require, require_version
+from infra.compat import CompatError, require, require_version, source_digest
 
 # Verified by reading Beam's source for 2.60, 2.66, 2.72 and 2.77 (the replaced method is the same
 # text in all four, the constant is read where the fix expects it) and by the suite on the locked
@@ -83,14 +81,11 @@ def check() -> None:
     method = getattr(manager, "_send_input_to_worker", None)
     require(method is not None, lib, "BundleManager._send_input_to_worker is gone")
     original = getattr(method, "_beam_original", method)
-    require(_digest(original) == _SEND_INPUT_SHA256, lib,
+    require(source_digest(original) == _SEND_INPUT_SHA256, lib,
             "BundleManager._send_input_to_worker is not the code the fix replaces")
     require("self._send_input_to_worker(" in inspect.getsource(manager.process_bundle), lib,
             "BundleManager.process_bundle no longer sends its input with _send_input_to_worker")
 
-
-def _digest(function) -> str:
-    return hashlib.sha256(textwrap.dedent(inspect.getsource(function)).encode()).hexdigest()
 
 
 def disable_timed_flush() -> None:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from infra.compat import CompatError, require, require_version
-from infra.compat.beam import VERIFIED, _digest
+from infra.compat import CompatError, require, require_version, source_digest
+from infra.compat.beam import VERIFIED
 
 log = logging.getLogger("mtnlg.compat")
 
@@ -40,7 +40,7 @@ def _verified(function, sha256: str, what: str) -> bool:
 
     try:
         require_version("apache-beam", apache_beam.__version__, VERIFIED, f"{what} (infra/compat/beam_speed.py)")
-        require(_digest(function) == sha256, f"apache-beam {apache_beam.__version__}",
+        require(source_digest(function) == sha256, f"apache-beam {apache_beam.__version__}",
                 f"{function.__module__}.{function.__qualname__} is not the code {what} wraps")
     except CompatError as e:
         log.warning("%s is left out (speed only): %s", what, e)

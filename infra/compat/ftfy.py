@@ -27,12 +27,8 @@ ftfy on the sample corpus, every code point and generated mojibake.
 from __future__ import annotations
 
 import functools
-import hashlib
-import importlib
-import inspect
 import logging
 import re
-import textwrap
 import unicodedata
 
 VERIFIED = ((6, 3), (6, 3))
@@ -60,27 +56,16 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 log = logging.getLogger(__name__)
 
 
-def _source_digest(dotted: str) -> str:
-    module, _, name = dotted.rpartition(".")
-    obj = getattr(importlib.import_module(module), name)
-    return hashlib.sha256(textwrap.dedent(inspect.getsource(obj)).encode()).hexdigest()
-
-
 @functools.lru_cache(maxsize=1)
 def supported() -> bool:
     """Whether the installed ftfy is a verified version with the verified code."""
     from importlib import metadata
 
-    from infra.compat import CompatError, minor_version
+    from infra.compat import CompatError, require_sources
 
     try:
         version = metadata.version("ftfy")
-        low, high = VERIFIED
-        if not low <= minor_version(version) <= high:
-            raise CompatError(f"version {version} is outside {low} to {high}")
-        changed = [name for name, digest in _SOURCES.items() if _source_digest(name) != digest]
-        if changed:
-            raise CompatError(f"ftfy {version} changed {', '.join(changed)}")
+        require_sources("ftfy", version, VERIFIED, _SOURCES, f"{__name__}'s fast path")
         _parts()
     except (CompatError, metadata.PackageNotFoundError, OSError, TypeError, AttributeError,
             ImportError) as e:

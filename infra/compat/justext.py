@@ -33,11 +33,8 @@ sample's pages, the real pages and hostile markup.
 from __future__ import annotations
 
 import functools
-import hashlib
-import inspect
 import logging
 import re
-import textwrap
 
 VERIFIED = ((3, 0), (3, 0))
 _SOURCES = {
@@ -61,37 +58,18 @@ def normalize_whitespace(text: str) -> str:
     return _OTHER_RUN.sub(" ", _LINE_BREAK_RUN.sub("\n", text))
 
 
-def _source_digest(dotted: str) -> str:
-    import importlib
-
-    module, _, name = dotted.rpartition(".")
-    try:
-        obj = importlib.import_module(module)
-        remaining = [name]
-    except ImportError:
-        module, _, outer = module.rpartition(".")
-        obj, remaining = importlib.import_module(module), [outer, name]
-    for part in remaining:
-        obj = getattr(obj, part)
-    return hashlib.sha256(textwrap.dedent(inspect.getsource(obj)).encode()).hexdigest()
-
-
 @functools.lru_cache(maxsize=1)
 def supported() -> bool:
     """Whether the installed jusText is a verified version with the verified code."""
     from importlib import metadata
 
-    from infra.compat import CompatError, minor_version
+    from infra.compat import CompatError, require_sources
 
     try:
         version = metadata.version("jusText")
-        low, high = VERIFIED
-        if not low <= minor_version(version) <= high:
-            raise CompatError(f"version {version} is outside {low} to {high}")
-        changed = [name for name, digest in _SOURCES.items() if _source_digest(name) != digest]
-        if changed:
-            raise CompatError(f"jusText {version} changed {', '.join(changed)}")
-    except (CompatError, metadata.PackageNotFoundError, OSError, TypeError, AttributeError) as e:
+        require_sources("jusText", version, VERIFIED, _SOURCES, f"{__name__}'s fast path")
+    except (CompatError, metadata.PackageNotFoundError, OSError, TypeError, AttributeError,
+            ImportError) as e:
         log.warning("jusText's fast paragraph pass is off (%s): plain justext.justext is used", e)
         return False
     return True
