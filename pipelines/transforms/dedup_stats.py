@@ -91,6 +91,23 @@ def _write(pcoll, path: str, schema: pa.Schema, label: str):
     return pcoll | label >> beam.io.WriteToParquet(path, schema, num_shards=1, shard_name_template="")
 
 
+def _write_sources_and_trace(pcolls: dict, gone, stats: str) -> None:
+    """The per-source table (``inputs``: documents in; ``gone``: ``((kind, source), (0, n))``
+    removed) and the optional oversized-bucket and components-trace tables."""
+    seen = pcolls["inputs"] | "SeenKey" >> beam.MapTuple(lambda ks, n: (ks, (n, 0)))
+    per_source = ((seen, gone)
+                  | "SeenAndGone" >> beam.Flatten()
+                  | "SumSources" >> beam.CombinePerKey(lambda vs: tuple(map(sum, zip(*vs))) or (0, 0))
+                  | "SourceRow" >> beam.MapTuple(lambda k, v: {
+                      "kind": k[0], "source": k[1], "documents": v[0], "removed": v[1],
+                      "rate": v[1] / v[0] if v[0] else 0.0}))
+    _write(per_source, join(stats, "dedup_sources.parquet"), SOURCE_SCHEMA, "WriteSources")
+    if "buckets" in pcolls:
+        _write(pcolls["buckets"], join(stats, "dedup_buckets.parquet"), BUCKET_SCHEMA, "WriteBuckets")
+    if "rounds" in pcolls:
+        _write(pcolls["rounds"], join(stats, "dedup_components.parquet"), ROUND_SCHEMA, "WriteRounds")
+
+
 class WriteDedupOutputs(beam.PTransform):
     """Write dedup group rows and the dedup stats tables.
 
@@ -130,19 +147,8 @@ class WriteDedupOutputs(beam.PTransform):
                   | "MatrixRow" >> beam.MapTuple(lambda k, n: {
                       "kind": k[0], "kept_source": k[1], "removed_source": k[2], "documents": n}))
         _write(matrix, join(stats, "dedup_matrix.parquet"), MATRIX_SCHEMA, "WriteMatrix")
-        seen = pcolls["inputs"] | "SeenKey" >> beam.MapTuple(lambda ks, n: (ks, (n, 0)))
         gone = removed | "GoneKey" >> beam.Map(lambda r: ((r["kind"], r["source"]), (0, 1)))
-        per_source = ((seen, gone)
-                      | "SeenAndGone" >> beam.Flatten()
-                      | "SumSources" >> beam.CombinePerKey(lambda vs: tuple(map(sum, zip(*vs))) or (0, 0))
-                      | "SourceRow" >> beam.MapTuple(lambda k, v: {
-                          "kind": k[0], "source": k[1], "documents": v[0], "removed": v[1],
-                          "rate": v[1] / v[0] if v[0] else 0.0}))
-        _write(per_source, join(stats, "dedup_sources.parquet"), SOURCE_SCHEMA, "WriteSources")
-        if "buckets" in pcolls:
-            _write(pcolls["buckets"], join(stats, "dedup_buckets.parquet"), BUCKET_SCHEMA, "WriteBuckets")
-        if "rounds" in pcolls:
-            _write(pcolls["rounds"], join(stats, "dedup_components.parquet"), ROUND_SCHEMA, "WriteRounds")
+        _write_sources_and_trace(pcolls, gone, stats)
         return rows
 
 
@@ -220,19 +226,8 @@ class WriteDedupStats(beam.PTransform):
                   | "MatrixRow" >> beam.MapTuple(lambda k, n: {
                       "kind": k[1][0], "kept_source": k[1][1], "removed_source": k[1][2], "documents": n}))
         _write(matrix, join(stats, "dedup_matrix.parquet"), MATRIX_SCHEMA, "WriteMatrix")
-        seen = pcolls["inputs"] | "SeenKey" >> beam.MapTuple(lambda ks, n: (ks, (n, 0)))
         gone = (counts
                 | "Gone" >> beam.Filter(lambda kv: kv[0][0] == "gone")
                 | "GoneKey" >> beam.MapTuple(lambda k, n: (k[1], (0, n))))
-        per_source = ((seen, gone)
-                      | "SeenAndGone" >> beam.Flatten()
-                      | "SumSources" >> beam.CombinePerKey(lambda vs: tuple(map(sum, zip(*vs))) or (0, 0))
-                      | "SourceRow" >> beam.MapTuple(lambda k, v: {
-                          "kind": k[0], "source": k[1], "documents": v[0], "removed": v[1],
-                          "rate": v[1] / v[0] if v[0] else 0.0}))
-        _write(per_source, join(stats, "dedup_sources.parquet"), SOURCE_SCHEMA, "WriteSources")
-        if "buckets" in pcolls:
-            _write(pcolls["buckets"], join(stats, "dedup_buckets.parquet"), BUCKET_SCHEMA, "WriteBuckets")
-        if "rounds" in pcolls:
-            _write(pcolls["rounds"], join(stats, "dedup_components.parquet"), ROUND_SCHEMA, "WriteRounds")
+        _write_sources_and_trace(pcolls, gone, stats)
         return partials
