@@ -64,12 +64,13 @@ def disjoint_union(specs) -> list[tuple[int, int]]:
     return edges
 
 
-def simulate(edges, rounds: int):
+def simulate(edges, rounds: int, done_per_round: list | None = None):
     """The Beam transform's rounds with dicts for shuffles: (labels, unfinished edges,
-    active edges per round)."""
+    active edges per round); ``done_per_round`` gets the finished-star edges each round routes out."""
     edges, finals, done, trace = [(min(e), max(e)) for e in edges], [], [], []
     for _ in range(rounds):
         trace.append(len(edges))
+        done_before = len(done)
         by_node = defaultdict(list)
         for e in edges:
             for k, v in both_directions(e):
@@ -83,6 +84,8 @@ def simulate(edges, rounds: int):
                     done.append(out)
                 else:
                     by_larger[out[0]].append(out[1])
+        if done_per_round is not None:
+            done_per_round.append(len(done) - done_before)
         edges, finals = [], []
         for u, values in by_larger.items():
             for tag, out in small_star(u, values):

@@ -55,41 +55,12 @@ def test_file_components_equal_union_find_and_the_round_trace(tmp_path):
     specs = [("chain", 300, 1), ("star", 40, 2)] + [("pairs", 2, i) for i in range(30)] + \
         [(rng.choice(["chain", "star", "pairs", "random"]), rng.randint(2, 40), i) for i in range(40)]
     edges = disjoint_union(specs)
-    _, _, trace = simulate(edges, 12)
-    done = _done_per_round(edges, 12)
+    done: list[int] = []
+    _, _, trace = simulate(edges, 12, done)
     p, labels, rows = _components(tmp_path, edges, 12)
     assert_that(labels, equal_to(union_find_labels(edges)), label="labels")
     assert_that(rows, equal_to([(i, n, d) for i, (n, d) in enumerate(zip(trace, done), 1)]), label="trace")
     p.run().wait_until_finish()
-
-
-def _done_per_round(edges, rounds: int) -> list[int]:
-    """Finished-star edges each round routes out (``simulate``'s rounds, counted per round)."""
-    from collections import defaultdict
-
-    from pipelines.transforms.components import DONE, FINAL, both_directions, large_star, small_star
-
-    edges, finals, out = [(min(e), max(e)) for e in edges], [], []
-    for _ in range(rounds):
-        by_node = defaultdict(list)
-        for e in edges:
-            for k, v in both_directions(e):
-                by_node[k].append(v)
-        for r in finals:
-            by_node[r].append((FINAL, None))
-        by_larger, done = defaultdict(list), 0
-        for u, values in by_node.items():
-            for tag, o in large_star(u, values):
-                if tag == DONE:
-                    done += 1
-                else:
-                    by_larger[o[0]].append(o[1])
-        out.append(done)
-        edges, finals = [], []
-        for u, values in by_larger.items():
-            for tag, o in small_star(u, values):
-                (edges if tag == "edge" else finals).append(o)
-    return out
 
 
 def test_file_components_fail_loudly_when_not_converged(tmp_path):
