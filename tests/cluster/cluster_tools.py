@@ -9,17 +9,13 @@ clean environment (no PYTHONPATH, cwd outside the checkout) inside a mount names
 checkout is an empty folder (``unshare -m`` + a bind mount): a worker that needed a file of the
 source tree would fail here.
 
-Dependencies come from a wheelhouse downloaded once per machine from the package registry
-(``~/.cache/mtnlg/wheelhouse/<hash of the requirements>``, pip's own cache is not kept on
-these machines) and are installed with ``--no-index``: the first session pays the download,
-later ones install offline in about a minute.  Every service (moto, Beam's job service and
+Dependencies are installed at the locked versions by uv, as `make venv` installs them, from
+uv's cache (a few seconds).  Every service (moto, Beam's job service and
 worker pool) listens on 127.0.0.1 and is stopped by its PID.
 """
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import os
 import re
 import shutil
@@ -29,7 +25,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -151,36 +146,21 @@ def _build_dist(out: Path) -> tuple[Path, Path]:
     return next(out.glob("*.tar.gz")), next(out.glob("*.whl"))
 
 
-def _requirements(wheel: Path) -> list[str]:
-    with zipfile.ZipFile(wheel) as z:
-        meta = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
-        lines = z.read(meta).decode().splitlines()
-    return sorted(line for line in lines if line.startswith("Requires-Dist:"))
-
-
 LOCK = REPO / "requirements" / "lock.txt"  # the tested versions, as `make venv` installs them
 
 
-def _wheelhouse(wheel: Path) -> Path:
-    """The dependencies' wheels at the locked versions, downloaded once per machine, requirement
-    set and lock."""
-    key = hashlib.sha256("\n".join(_requirements(wheel) + [EXTRAS, LOCK.read_text()])
-                         .encode()).hexdigest()[:16]
-    root = Path(os.environ.get("MTNLG_WHEELHOUSE") or Path.home() / ".cache" / "mtnlg" / "wheelhouse")
-    house = root / key
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (house / ".complete").exists():
-            tmp = root / f".tmp-{key}-{os.getpid()}"
-            shutil.rmtree(tmp, ignore_errors=True)
-            # pip wheel (not download): packages published as sdists are built once here, so
-            # the --no-index install below needs no build tools from the registry.
-            subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "-w", str(tmp), "-c",
-                            str(LOCK), f"{wheel}[{EXTRAS}]"], check=True, capture_output=True,
-                           timeout=1800)
-            (tmp / wheel.name).unlink(missing_ok=True)
-            (tmp / ".complete").touch()
-            shutil.rmtree(house, ignore_errors=True)
-            tmp.rename(house)
-    return house
+def make_venv(venv: Path, wheel: Path) -> None:
+    """A fresh virtualenv at ``venv`` (with pip, for `pip list`) holding the wheel with [EXTRAS]
+    at the locked versions, made by the uv `make venv` installed beside this Python, from the
+    sources pip is configured with (uv's cache holds what `make venv` fetched: the same locked
+    versions install without downloads)."""
+    uv = Path(sys.executable).with_name("uv")
+    if not uv.exists():
+        raise RuntimeError(f"{uv} is missing: `make venv` installs uv (the Makefile's UV_VERSION)")
+    sources = subprocess.run([sys.executable, str(REPO / "requirements" / "uv_sources.py")],
+                             check=True, capture_output=True, text=True).stdout.split()
+    for argv in (["venv", "--seed", "--python", sys.executable, str(venv)],
+                 ["pip", "install", "--python", str(venv / "bin" / "python"), "-c", str(LOCK),
+                  f"{wheel}[{EXTRAS}]"]):
+        subprocess.run([str(uv), *argv, "-q", *sources], check=True, capture_output=True,
+                       timeout=900)

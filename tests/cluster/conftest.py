@@ -3,13 +3,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from cluster_tools import EXTRAS, LOCK, Installed, _build_dist, _wheelhouse
+from cluster_tools import Installed, _build_dist, make_venv
 
 
 def pytest_collection_modifyitems(items):
@@ -27,13 +25,8 @@ def installed(tmp_path_factory) -> Installed:
         pytest.fail("the cluster tests hide the checkout with `unshare -m` and need root")
     root = tmp_path_factory.mktemp("installed")
     sdist, wheel = _build_dist(root / "dist")
-    house = _wheelhouse(wheel)
     venv = root / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    # --no-compile: no .pyc for all of Beam up front; the commands compile what they import.
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile",
-                    "--no-index", "--find-links", str(house), "-c", str(LOCK),
-                    f"{wheel}[{EXTRAS}]"], check=True, capture_output=True, timeout=900, cwd=root)
+    make_venv(venv, wheel)
     (root / "hide").mkdir()
     (root / "home").mkdir()
     return Installed(venv=venv, wheel=wheel, sdist=sdist, hide=root / "hide", home=root / "home")
