@@ -3,7 +3,7 @@ same loader.
 
     # on one GPU (H100/H200/A100): gpt-1.3b, seq 2048, bf16 autocast, fp32 master weights
     python bench/bench_train_mfu.py --preset gpt-1.3b --seq 2048 --micro-batch 4 --repeats 3
-    # smoke run on CPU (what the test runs)
+    # smoke run on CPU (what the test runs; float32)
     python bench/bench_train_mfu.py --tiny
 
 What is measured, honestly:
@@ -140,11 +140,14 @@ def main(argv=None) -> int:
     p.add_argument("--ac", default="none", choices=("none", "full", "selective"))
     p.add_argument("--compile", action="store_true", help="torch.compile each block (both sides)")
     p.add_argument("--peak-tflops", type=float, help="device peak, if not detected")
-    p.add_argument("--tiny", action="store_true", help="CPU smoke run: tiny preset, seq 64")
+    p.add_argument("--tiny", action="store_true",
+                   help="CPU smoke run: tiny preset, seq 64, float32 (CPUs without bf16 units "
+                        "emulate bf16 matmuls: 7x slower here)")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args(argv)
     if args.tiny:
         args.preset, args.seq, args.micro_batch, args.accum = "tiny", 64, 2, 2
+        args.dtype = "float32"
         args.steps, args.warmup, args.repeats = 3, 1, 2
     steps = args.warmup + args.steps
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")

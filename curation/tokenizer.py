@@ -96,6 +96,43 @@ def _resolve(path: str) -> tuple[str, str | None, tuple[str, str] | None]:
     raise TokenizerNotFound(f"tokenizer path {path!r} does not exist")
 
 
+# Tokenizers loaded in this process, by their files and the files' size and mtime: the driver,
+# the pipeline's construction and an in-process runner's DoFns each hold a TextTokenizer of the
+# same files, and a load (parse, sha256, WordEncoder) costs about a second.
+_LOADED: dict[tuple, tuple[Any, str, Any]] = {}
+
+
+def _loaded(path: str, json_path: str | None, vocab_merges: tuple[str, str] | None) -> tuple:
+    """(tokenizers.Tokenizer, sha256, WordEncoder or None) of these files, loaded once per
+    process while the files are unchanged."""
+    files = [json_path] if json_path is not None else list(vocab_merges)
+    stats = tuple((os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files)
+    key = (tuple(files), stats)
+    if key not in _LOADED:
+        from tokenizers import Tokenizer
+
+        what = json_path or " + ".join(vocab_merges)
+        try:
+            if json_path is not None:
+                with open(json_path, "rb") as f:
+                    data = f.read()
+                tok = Tokenizer.from_str(data.decode("utf-8"))
+            else:
+                tok = build_bpe_tokenizer(*vocab_merges)
+                data = tokenizer_json_bytes(tok)
+        except Exception as e:  # tokenizers raises a bare Exception for a file that does not parse
+            detail = " ".join(str(e).split())[:300]
+            raise TokenizerError(f"tokenizer {path!r}: {what} cannot be loaded "
+                                 f"({type(e).__name__}: {detail})") from None
+        tok.encode_special_tokens = True  # literal "<|endoftext|>" in text is just text
+        from curation.bpe_words import WordEncoder, applies
+
+        words = WordEncoder(tok) if applies(tok) else None  # same ids, ~4x less CPU
+        _LOADED.clear()  # one tokenizer per job: keep only the newest
+        _LOADED[key] = (tok, hashlib.sha256(data).hexdigest(), words)
+    return _LOADED[key]
+
+
 class TextTokenizer:
     """Text → token ids, plus the facts a manifest records (sha256, vocab size, EOD id).
 
@@ -114,29 +151,10 @@ class TextTokenizer:
     # -- lazy state: loaded on first use, dropped when pickled -------------------------------
     def _load(self) -> Any:
         if self._tok is None:
-            from tokenizers import Tokenizer
-
             if self._json_path is None and self._vocab_merges is None:  # unpickled: resolve here
                 _, self._json_path, self._vocab_merges = _resolve(self.path)
-            what = self._json_path or " + ".join(self._vocab_merges)
-            try:
-                if self._json_path is not None:
-                    with open(self._json_path, "rb") as f:
-                        data = f.read()
-                    tok = Tokenizer.from_str(data.decode("utf-8"))
-                else:
-                    tok = build_bpe_tokenizer(*self._vocab_merges)
-                    data = tokenizer_json_bytes(tok)
-            except Exception as e:  # tokenizers raises a bare Exception for a file that does not parse
-                detail = " ".join(str(e).split())[:300]
-                raise TokenizerError(f"tokenizer {self.path!r}: {what} cannot be loaded "
-                                     f"({type(e).__name__}: {detail})") from None
-            tok.encode_special_tokens = True  # literal "<|endoftext|>" in text is just text
-            self._sha256 = hashlib.sha256(data).hexdigest()
-            from curation.bpe_words import WordEncoder, applies
-
-            self._words = WordEncoder(tok) if applies(tok) else None  # same ids, ~4x less CPU
-            self._tok = tok
+            self._tok, self._sha256, self._words = _loaded(self.path, self._json_path,
+                                                           self._vocab_merges)
         return self._tok
 
     def __getstate__(self) -> dict:

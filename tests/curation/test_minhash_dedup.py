@@ -75,6 +75,28 @@ def test_lsh_params_equal_datasketch(threshold, num_perm):
     assert candidate_probability(threshold + 0.1, b, r) > candidate_probability(threshold - 0.2, b, r)
 
 
+@pytest.mark.parametrize("weights", [(0.5, 0.5), (0.05, 0.95), (0.01, 0.99)])
+def test_lsh_params_equal_adaptive_quadrature(weights):
+    """The closed-form (Gauss-Legendre) integrals pick datasketch's layout: its rule with scipy's
+    adaptive quad, over a grid of thresholds and signature lengths, any weights."""
+    from scipy.integrate import quad
+
+    def by_quad(threshold, num_perm):
+        best, opt = float("inf"), None
+        for b in range(1, num_perm + 1):
+            for r in range(1, num_perm // b + 1):
+                fp = quad(lambda s: 1 - (1 - s**r) ** b, 0.0, threshold)[0]
+                fn = quad(lambda s: (1 - s**r) ** b, threshold, 1.0)[0]
+                if weights[0] * fp + weights[1] * fn < best:
+                    best, opt = weights[0] * fp + weights[1] * fn, (b, r)
+        return opt
+
+    for threshold in (0.15, 0.45, 0.6, 0.75, 0.85, 0.95):
+        for num_perm in (16, 50, 128):
+            assert lsh_params(threshold, num_perm, weights) == by_quad(threshold, num_perm), \
+                (threshold, num_perm)
+
+
 def test_jaccard_and_band_keys():
     a, b = shingles(TEXT, 3), shingles(TEXT.replace("wisdom", "reason"), 3)
     true = exact_jaccard(a, b)
