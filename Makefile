@@ -22,12 +22,13 @@ venv: $(STAMP)
 
 # Everything: the base (curation worker) set plus [train] (torch), [aws] (s3://), [hf], [dev]
 # and [eval], each at the version requirements/lock.txt pins (pip constraints), installed by uv
-# (pinned below; about 20 s where pip took about 4 minutes) from the sources pip is configured
-# with (requirements/uv_sources.py). The lock pins torch's CPU build (2.13.0+cpu, on this
-# machine's disk): a CPU machine never gets a CUDA build. Where the system Python already has
-# torch (GPU machines), the venv sees it through --system-site-packages and keeps it, with what
-# it requires (requirements/constraints.py); uv ignores system site-packages, so pip installs
-# that venv.
+# (pinned below) from the sources pip is configured with (requirements/uv_sources.py): about
+# 70 s on the 2-core VM where pip took about 4 minutes. Bytecode is compiled up front, as pip
+# does: where PYTHONDONTWRITEBYTECODE is set, every process would compile torch and Beam again.
+# The lock pins torch's CPU build (2.13.0+cpu, on this machine's disk): a CPU machine never gets
+# a CUDA build. Where the system Python already has torch (GPU machines), the venv sees it
+# through --system-site-packages and keeps it, with what it requires
+# (requirements/constraints.py); uv ignores system site-packages, so pip installs that venv.
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || { if $(PYTHON) -c "import torch" 2>/dev/null; then \
 	  $(PYTHON) -m venv --system-site-packages $(VENV); else $(PYTHON) -m venv $(VENV); fi; }
@@ -35,7 +36,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) requirements/constraints.py $(LOCK) > $(VENV)/constraints.txt
 	if grep -q "^include-system-site-packages = true" $(VENV)/pyvenv.cfg; then \
 	  $(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[$(EXTRAS)]"; else \
-	  $(BIN)/uv pip install -q --python $(BIN)/python -c $(VENV)/constraints.txt \
+	  $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -c $(VENV)/constraints.txt \
 	    $$($(BIN)/python requirements/uv_sources.py) -e ".[$(EXTRAS)]"; fi
 	touch $(STAMP)
 

@@ -12,10 +12,10 @@ def unpatched(monkeypatch):
     """Beam's own functions back in place for the test (restored after it)."""
     from apache_beam.io.aws import s3io
     from apache_beam.options.pipeline_options import PipelineOptions
-    from apache_beam.transforms import core
+    from apache_beam.transforms import core, userstate
 
     for owner, name in ((core, "get_function_args_defaults"), (s3io.S3IO, "__init__"),
-                        (PipelineOptions, "view_as")):
+                        (PipelineOptions, "view_as"), (userstate, "get_dofn_specs")):
         f = getattr(owner, name)
         monkeypatch.setattr(owner, name, getattr(f, "_beam_original", f))
     return core, s3io
@@ -88,6 +88,52 @@ def test_option_views_are_shared_and_see_every_change(unpatched):
     assert options.view_as(StandardOptions) is not std
 
 
+class _Stateful(beam.DoFn):
+    COUNT = beam.transforms.userstate.CombiningValueStateSpec("count", sum)
+    TIMER = beam.transforms.userstate.TimerSpec("flush", beam.TimeDomain.WATERMARK)
+
+    def process(self, element, count=beam.DoFn.StateParam(COUNT), timer=beam.DoFn.TimerParam(TIMER)):
+        yield element
+
+    @beam.transforms.userstate.on_timer(TIMER)
+    def flush(self):
+        yield 0
+
+
+class _Holder(beam.DoFn):
+    def __init__(self, method):
+        self.method = method  # an instance attribute that is a bound method: never cached
+
+    def process(self, element):
+        yield element
+
+
+class _Duplicated(beam.DoFn):
+    def process(self, element, a=beam.DoFn.StateParam(_Stateful.COUNT),
+                b=beam.DoFn.StateParam(_Stateful.COUNT)):
+        yield element
+
+
+def test_dofn_specs_equal_beams_per_class_and_errors_stay_errors(unpatched):
+    from apache_beam.transforms import userstate
+
+    from infra.compat import beam_speed
+
+    dofns = [_Fn(), _Stateful(), _Holder(_Stateful().flush), _Holder(len)]
+    expected = [userstate.get_dofn_specs(d) for d in dofns]
+    assert expected[1] != (set(), set()) and expected[2] == (set(), set())
+    assert beam_speed.cache_dofn_specs()
+    for _ in range(2):  # computed, then from the cache
+        assert [userstate.get_dofn_specs(d) for d in dofns] == expected
+    specs = userstate.get_dofn_specs(_Stateful())
+    specs[0].clear()  # callers own their sets
+    assert userstate.get_dofn_specs(_Stateful()) == expected[1]
+    assert userstate.is_stateful_dofn(_Stateful()) and not userstate.is_stateful_dofn(_Fn())
+    for _ in range(2):
+        with pytest.raises(ValueError, match="duplicate"):
+            userstate.get_dofn_specs(_Duplicated())
+
+
 def test_a_beam_they_were_not_written_for_is_left_alone_with_a_warning(unpatched, monkeypatch, caplog):
     import apache_beam
 
@@ -99,6 +145,7 @@ def test_a_beam_they_were_not_written_for_is_left_alone_with_a_warning(unpatched
         assert not beam_speed.memoize_function_signatures()
         assert not beam_speed.reuse_s3_clients()
         assert not beam_speed.cache_option_views()
+        assert not beam_speed.cache_dofn_specs()
     assert not hasattr(core.get_function_args_defaults, "_beam_original")
     assert not hasattr(s3io.S3IO.__init__, "_beam_original")
     assert "2.99.0 is outside" in caplog.text
