@@ -63,6 +63,39 @@ def test_local_run_prints_a_short_summary(local_run):
     assert (run / "logs" / "curate.log").stat().st_size > 0  # Beam's INFO lines went there
 
 
+def test_local_run_accounts_for_every_planted_record(local_run, sample):
+    """2 worker processes (every DoFn and config object pickled): every record the sample
+    planted is read once, each malformed one is a dead letter, and the counters add up."""
+    run, _, _ = local_run
+    info = json.loads((run / "run.json").read_text())
+    truth = json.loads((sample / "ground_truth.json").read_text())
+    assert info["accounting_ok"] and info["runner"] == "FnApiRunner"
+    assert info["pipeline_options"]["direct_running_mode"] == "multi_processing"
+    for name, s in info["sources"].items():
+        assert s["read"] == s["kept"] + sum(s["removed"].values()) + s["dead_lettered"], name
+    assert info["totals"]["read"] == truth["totals"]["records"]  # the truncated zst counts as one
+    by_source = truth["totals"]["by_source"]
+    for name in ("realnews", "cc_stories", "cc_2020_50", "cc_2021_04"):
+        assert info["sources"][name]["read"] == by_source[name]["records"], name
+    # Each planted malformed record is a dead letter (Pile lines may land under pile_other).
+    assert info["totals"]["dead_lettered"] == truth["totals"]["malformed"]
+
+    rows = pq.read_table(run / "stats" / "documents", columns=["id", "outcome"]).to_pylist()
+    parsed = {r["id"] for r in rows if r["outcome"] != "dead_letter"}
+    planted = {i for i, c in truth["primary"].items() if c != "malformed"}
+    readable = {i for i in planted if not i.startswith("pile/")}
+    # Documents inside the truncated zst are lost with it (one dead letter); all others are ids.
+    lost = sum(1 for m in truth["malformed"] if m["kind"] == "truncated_zstd") * 50
+    assert len(readable - parsed) <= lost
+    assert {i for i in parsed if not i.startswith("pile_other/")} <= planted
+
+    counters = json.loads((run / "stats" / "counters.json").read_text())["counters"]
+    read = sum(c["value"] for c in counters if c["stage"] == "read" and c["outcome"] == "read")
+    dead = sum(c["value"] for c in counters if c["stage"] == "read" and c["outcome"] == "dead_letter")
+    assert read + dead == info["totals"]["read"]
+    assert any(c["stage"] == "language" and c["reason"] == "wrong_language" for c in counters)
+
+
 def test_portable_runner_on_external_worker_pool_matches_local(installed, sample, local_run,
                                                                tmp_path):
     local, _, local_secs = local_run
