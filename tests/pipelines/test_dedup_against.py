@@ -44,11 +44,10 @@ def _config(tmp, name: str, which: str, **fuzzy) -> str:
     return path
 
 
-def _curate(cfg: str, root: str, out: str, *extra: str, workers: bool = False) -> int:
-    """One curate run; ``workers``: 2 worker processes (every DoFn pickled), else in process."""
-    mode = ["--direct_running_mode=multi_processing", "--direct_num_workers=2"] if workers else \
-        ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
-    return curate.run(["--config", cfg, "--input-root", root, "--output", out, *extra, *mode])
+def _curate(cfg: str, root: str, out: str, *extra: str) -> int:
+    """One curate run, in process (the FnApiRunner still pickles every DoFn to its worker)."""
+    return curate.run(["--config", cfg, "--input-root", root, "--output", out, *extra,
+                       "--direct_running_mode=in_memory", "--direct_num_workers=1"])
 
 
 def _tree_sha256(root: str) -> dict[str, str]:
@@ -95,7 +94,7 @@ def runs(tmp_path_factory):
     out["old_sha"] = _tree_sha256(out["old"])
     out["new"] = str(tmp / "new")
     out["new_cfg"] = _config(tmp, "new", "new")
-    assert _curate(out["new_cfg"], root, out["new"], "--dedup-against", out["old"], workers=True) == 0
+    assert _curate(out["new_cfg"], root, out["new"], "--dedup-against", out["old"]) == 0
     return out
 
 
