@@ -14,7 +14,7 @@ from blending.indexed_dataset import IndexedDataset
 def test_demo_end_to_end(tmp_path: Path):
     work = tmp_path / "demo"
     proc = subprocess.run(
-        [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", "30",
+        [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", "12",
          "--progress-every", "1"],
         capture_output=True, text=True, timeout=1200,
     )
