@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -89,7 +90,10 @@ def run_trainer(args, steps: int, device: torch.device) -> tuple[float, float | 
         "output_dir": tempfile.mkdtemp(prefix="bench-train-")})
     data = RandomTokens(args.seq, VOCAB, cfg.schedule.global_batch_size * steps)
     trainer = Trainer(cfg, data, {"vocab_size": VOCAB, "eod_id": VOCAB - 1})
-    history = trainer.train()
+    try:
+        history = trainer.train()
+    finally:  # the end-of-run checkpoint (16 bytes per parameter) and logs
+        shutil.rmtree(cfg.output_dir, ignore_errors=True)
     timed = history[args.warmup:]
     tokens = sum(r["tokens"] for r in timed)
     return tokens / sum(r["wall_time_s"] for r in timed), _peak_memory(device)

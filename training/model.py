@@ -246,19 +246,20 @@ def init_rows(cfg: GPTConfig, name: str, seed: int, shape: tuple[int, ...],
     row_len = shape[1] if len(shape) > 1 else 1
     n_cols = row_len if cols is None else len(cols)
     out_shape = (len(rows), n_cols) if len(shape) > 1 else (len(rows),)
+    cpu = torch.device("cpu")  # whatever default device a caller's context sets
     if kind != "normal":
-        return (torch.zeros if kind == "zeros" else torch.ones)(out_shape)
-    rows = torch.as_tensor(rows, dtype=torch.int64)
+        return (torch.zeros if kind == "zeros" else torch.ones)(out_shape, device=cpu)
+    rows = torch.as_tensor(rows, dtype=torch.int64, device=cpu)
     per = _block_rows(shape)
-    out = torch.empty((len(rows), n_cols))
-    gen = torch.Generator()
+    out = torch.empty((len(rows), n_cols), device=cpu)
+    gen = torch.Generator(device=cpu)
     blocks = rows // per
     for b in torch.unique(blocks).tolist():
         n = min(per, shape[0] - b * per)
         gen.manual_seed(_row_seed(seed, name, b))
-        block = torch.randn((n, row_len), generator=gen)
+        block = torch.randn((n, row_len), generator=gen, device=cpu)
         if cols is not None:
-            block = block[:, cols]
+            block = block[:, torch.as_tensor(cols, device=cpu)]
         mine = (blocks == b).nonzero().flatten()
         out[mine] = block[rows[mine] - b * per]
     return out.mul_(std).reshape(out_shape)

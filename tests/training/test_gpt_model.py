@@ -114,3 +114,20 @@ def test_unknown_preset():
 def test_model_file_never_imports_torch_distributed():
     src = pathlib.Path(__file__).parents[2].joinpath("training", "model.py").read_text()
     assert "import torch.distributed" not in src and "from torch.distributed" not in src
+
+
+def test_init_rows_are_cpu_values_whatever_the_default_device():
+    """The bare-loop benchmark builds the model under ``with torch.device("cuda")``: init_rows
+    drew with a CPU generator on the default device and failed on the first GPU run. Under
+    another default device (meta here, the one every CPU machine has) the values are the same
+    CPU tensor."""
+    from training.model import init_rows
+
+    cfg = PRESETS["tiny"]
+    rows, cols = torch.tensor([0, 5, 1100]), torch.tensor([3, 1])
+    want = init_rows(cfg, "tok_embeddings.weight", 7, (2000, 64), rows, cols)
+    with torch.device("meta"):
+        got = init_rows(cfg, "tok_embeddings.weight", 7, (2000, 64), rows, cols)
+        ones = init_rows(cfg, "norm.weight", 7, (64,), torch.arange(64))
+    assert got.device.type == "cpu" and torch.equal(got, want)
+    assert ones.device.type == "cpu" and torch.equal(ones, torch.ones(64))
