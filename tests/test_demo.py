@@ -10,11 +10,14 @@ import pytest
 from blending.indexed_dataset import IndexedDataset
 
 
+STEPS = 12  # the loss has clearly fallen by then (10.99 -> ~9.5); each step ~0.5 s on 2 cores
+
+
 @pytest.mark.slow
 def test_demo_end_to_end(tmp_path: Path):
     work = tmp_path / "demo"
     proc = subprocess.run(
-        [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", "12",
+        [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", str(STEPS),
          "--progress-every", "1"],
         capture_output=True, text=True, timeout=1200,
     )
@@ -88,4 +91,4 @@ def test_demo_end_to_end(tmp_path: Path):
     assert 'class="rethreshold"' in html and 'id="pii"' in html
     assert "duplicate chain" in out and "via stats/id_index" in out
     metrics = [json.loads(l) for l in (work / "train" / "metrics.jsonl").read_text().splitlines()]
-    assert len(metrics) == 30
+    assert len(metrics) == STEPS
