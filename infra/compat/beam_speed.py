@@ -51,6 +51,20 @@ def _verified(function, sha256: str, what: str) -> bool:
     return True
 
 
+def _patch(owner, name: str, sha256: str, what: str, make) -> bool:
+    """Replace ``owner.name`` by ``make(original)`` once per process, where the installed Beam is
+    the code ``what`` was written for (``_verified``); returns whether the patch is in place."""
+    original = getattr(owner, name)
+    if getattr(original, "_beam_original", None) is not None:
+        return True
+    if not _verified(original, sha256, what):
+        return False
+    wrapper = make(original)
+    wrapper._beam_original = original
+    setattr(owner, name, wrapper)
+    return True
+
+
 def _s3_client_key(options) -> tuple:
     """What Beam's ``boto3_client.Client`` is built from: these S3 options' values."""
     if isinstance(options, dict):
@@ -74,26 +88,21 @@ def reuse_s3_clients() -> bool:
         from apache_beam.io.aws.clients.s3 import boto3_client
     except ImportError:  # no [aws] extra (boto3): no S3 filesystem to speed up
         return False
-    init = s3io.S3IO.__init__
-    if getattr(init, "_beam_original", None) is not None:
-        return True
-    if not _verified(init, _S3IO_INIT_SHA256, "the S3 client reuse"):
-        return False
     clients: dict = {}
     lock = threading.Lock()
 
-    def __init__(self, client=None, options=None):
-        if client is None and options is not None:
-            key = _s3_client_key(options)
-            with lock:
-                client = clients.get(key)
-                if client is None:
-                    client = clients[key] = boto3_client.Client(options=options)
-        init(self, client=client, options=options)
+    def make(init):
+        def __init__(self, client=None, options=None):
+            if client is None and options is not None:
+                key = _s3_client_key(options)
+                with lock:
+                    client = clients.get(key)
+                    if client is None:
+                        client = clients[key] = boto3_client.Client(options=options)
+            init(self, client=client, options=options)
+        return __init__
 
-    __init__._beam_original = init
-    s3io.S3IO.__init__ = __init__
-    return True
+    return _patch(s3io.S3IO, "__init__", _S3IO_INIT_SHA256, "the S3 client reuse", make)
 
 
 def memoize_function_signatures() -> bool:
@@ -106,38 +115,33 @@ def memoize_function_signatures() -> bool:
     function (its code, defaults, wrappers) and on whether it is bound, so plain functions and
     methods are cached by their function object (weakly, so nothing is kept alive); any other
     callable (partial, builtin, callable object) is inspected every time, as before."""
-    import inspect
     import types
     import weakref
 
     from apache_beam.transforms import core
 
-    original = core.get_function_args_defaults
-    if getattr(original, "_beam_original", None) is not None:
-        return True
-    if not _verified(original, _ARGS_DEFAULTS_SHA256, "the function-signature cache"):
-        return False
     cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     lock = threading.Lock()
 
-    def get_function_args_defaults(f):
-        func = f.__func__ if isinstance(f, types.MethodType) else f
-        if not isinstance(func, types.FunctionType):
-            return original(f)
-        bound = func is not f
-        with lock:
-            known = cache.get(func)
-            hit = known.get(bound) if known is not None else None
-        if hit is None:
-            hit = original(f)
+    def make(original):
+        def get_function_args_defaults(f):
+            func = f.__func__ if isinstance(f, types.MethodType) else f
+            if not isinstance(func, types.FunctionType):
+                return original(f)
+            bound = func is not f
             with lock:
-                cache.setdefault(func, {})[bound] = hit
-        args, defaults = hit
-        return list(args), list(defaults)  # callers own their lists, as with Beam's
+                known = cache.get(func)
+                hit = known.get(bound) if known is not None else None
+            if hit is None:
+                hit = original(f)
+                with lock:
+                    cache.setdefault(func, {})[bound] = hit
+            args, defaults = hit
+            return list(args), list(defaults)  # callers own their lists, as with Beam's
+        return get_function_args_defaults
 
-    get_function_args_defaults._beam_original = original
-    core.get_function_args_defaults = get_function_args_defaults
-    return True
+    return _patch(core, "get_function_args_defaults", _ARGS_DEFAULTS_SHA256,
+                  "the function-signature cache", make)
 
 
 def cache_option_views() -> bool:
@@ -154,28 +158,23 @@ def cache_option_views() -> bool:
 
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    original = PipelineOptions.view_as
-    if getattr(original, "_beam_original", None) is not None:
-        return True
-    if not _verified(original, _VIEW_AS_SHA256, "the options-view cache"):
-        return False
     views: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     lock = threading.Lock()
 
-    def view_as(self, cls):
-        with lock:
-            mine = views.get(self)
-            view = mine.get(cls) if mine is not None else None
-        if view is None or view._all_options is not self._all_options:
-            view = original(self, cls)
+    def make(original):
+        def view_as(self, cls):
             with lock:
-                views.setdefault(self, {})[cls] = view
-        return view
+                mine = views.get(self)
+                view = mine.get(cls) if mine is not None else None
+            if view is None or view._all_options is not self._all_options:
+                view = original(self, cls)
+                with lock:
+                    views.setdefault(self, {})[cls] = view
+            return view
+        view_as.__doc__ = original.__doc__
+        return view_as
 
-    view_as._beam_original = original
-    view_as.__doc__ = original.__doc__
-    PipelineOptions.view_as = view_as
-    return True
+    return _patch(PipelineOptions, "view_as", _VIEW_AS_SHA256, "the options-view cache", make)
 
 
 def cache_dofn_specs() -> bool:
@@ -193,28 +192,24 @@ def cache_dofn_specs() -> bool:
 
     from apache_beam.transforms import userstate
 
-    original = userstate.get_dofn_specs
-    if getattr(original, "_beam_original", None) is not None:
-        return True
-    if not _verified(original, _DOFN_SPECS_SHA256, "the DoFn state-spec cache"):
-        return False
     cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
     lock = threading.Lock()
 
-    def get_dofn_specs(dofn):
-        if any(isinstance(v, types.MethodType) for v in getattr(dofn, "__dict__", {}).values()):
-            return original(dofn)
-        with lock:
-            hit = cache.get(type(dofn))
-        if hit is None:
-            hit = original(dofn)  # raises for an invalid DoFn: nothing cached
+    def make(original):
+        def get_dofn_specs(dofn):
+            if any(isinstance(v, types.MethodType) for v in getattr(dofn, "__dict__", {}).values()):
+                return original(dofn)
             with lock:
-                cache[type(dofn)] = hit
-        return set(hit[0]), set(hit[1])
+                hit = cache.get(type(dofn))
+            if hit is None:
+                hit = original(dofn)  # raises for an invalid DoFn: nothing cached
+                with lock:
+                    cache[type(dofn)] = hit
+            return set(hit[0]), set(hit[1])
+        return get_dofn_specs
 
-    get_dofn_specs._beam_original = original
-    userstate.get_dofn_specs = get_dofn_specs
-    return True
+    return _patch(userstate, "get_dofn_specs", _DOFN_SPECS_SHA256, "the DoFn state-spec cache",
+                  make)
 
 
 def enable() -> None:
