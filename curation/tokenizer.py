@@ -106,8 +106,7 @@ def _loaded(path: str, json_path: str | None, vocab_merges: tuple[str, str] | No
     """(tokenizers.Tokenizer, sha256, WordEncoder or None) of these files, loaded once per
     process while the files are unchanged."""
     files = [json_path] if json_path is not None else list(vocab_merges)
-    stats = tuple((os.stat(f).st_size, os.stat(f).st_mtime_ns) for f in files)
-    key = (tuple(files), stats)
+    key = (tuple(files), tuple((st.st_size, st.st_mtime_ns) for st in map(os.stat, files)))
     if key not in _LOADED:
         from tokenizers import Tokenizer
 
