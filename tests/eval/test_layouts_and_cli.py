@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+import spawn  # tests/training/spawn.py (the eval conftest puts tests/training on sys.path)
 from mtnlg.commands import eval as cli
 
 TASKS = "lambada,piqa,winogrande,race"
@@ -29,10 +30,9 @@ def test_tp2_checkpoint_scores_as_its_tp1_reload_and_2_processes_as_1(tmp_path):
 
     # tp 2 (2 processes): vocabulary 50257 padded to 50304 rows (a multiple of 128 at every tp)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.getcwd(), os.environ.get("PYTHONPATH", "")])}
-    spawn = os.path.join(HERE, "..", "training", "spawn.py")  # 2 gloo ranks, torchrun's env
-    subprocess.run([sys.executable, spawn, "2", os.path.join(HERE, "tp_worker.py"),
-                    str(tmp_path / "tp2"), json.dumps({"parallelism.tp": 2})],
-                   check=True, env={**env, "OMP_NUM_THREADS": "1"}, timeout=300)
+    rc, log = spawn.run(2, os.path.join(HERE, "tp_worker.py"), tmp_path / "tp2",
+                        json.dumps({"parallelism.tp": 2}))  # 2 gloo ranks, torchrun's env
+    assert rc == 0, log[-4000:]
     tp2 = str(tmp_path / "tp2" / "checkpoints" / "step-00000002")
     assert json.load(open(os.path.join(tp2, "config.json")))["_tp"] == 2
 

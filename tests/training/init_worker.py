@@ -32,13 +32,16 @@ LAYOUTS = [  # world size 4
 
 
 def main() -> None:
+    torch.set_num_threads(1)
     out = sys.argv[1]
     results = []
     for layout in LAYOUTS:
         layout = {k: v for k, v in layout.items() if k != "dp_"}
         if layout["dp"] * layout["pp"] * layout["tp"] != 4:
             layout["dp"] = 4 // (layout["pp"] * layout["tp"])
+        # no step is taken: a batch every layout up to dp 4 divides, without the ramp
         cfg = TrainConfig.from_settings({**BASE, **layout, "vocab_size": 300,
+                                         "global_batch_size": 16, "rampup_batch_start": None,
                                          "output_dir": "/tmp/unused"})
         trainer = Trainer(cfg, RepeatedDataset(SEQ), TOKENIZER)
         eager = dict(GPT(cfg.model_config(300), seed=cfg.seed).named_parameters())
@@ -63,5 +66,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    torch.set_num_threads(1)
     main()

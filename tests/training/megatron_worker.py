@@ -29,7 +29,8 @@ import torch.nn.functional as F
 warnings.filterwarnings("ignore")
 
 
-def main(export_dir: str, tokens_path: str, out_path: str) -> None:
+def main(argv: list[str] | None = None) -> None:
+    export_dir, tokens_path, out_path = (sys.argv[1:] if argv is None else argv)[:3]
     dist.init_process_group("gloo")
     from megatron.core import parallel_state, tensor_parallel
     from megatron.core.models.gpt import GPTModel
@@ -92,4 +93,4 @@ def main(export_dir: str, tokens_path: str, out_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main()

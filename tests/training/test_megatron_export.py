@@ -2,14 +2,12 @@
 pp, loaded by megatron-core itself on CPU (logits equal the trainer's to 1e-5), and imported
 back as a trainer checkpoint that the trainer continues from."""
 import importlib.util
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+import spawn
 from training_fixtures import TOKENIZER, RepeatedDataset
 from training.checkpoint import load_plain_model, verify_checkpoint
 from training.config import TrainConfig
@@ -18,7 +16,6 @@ from training.megatron_layout import MegatronLayout, from_megatron, megatron_voc
 from training.model import GPT, GPTConfig
 from training.trainer import Trainer
 
-ROOT = Path(__file__).parents[2]
 WORKER = Path(__file__).with_name("megatron_worker.py")
 CFG = GPTConfig(n_layers=4, hidden=64, n_heads=4, max_seq_length=64, vocab_size=250)
 
@@ -120,15 +117,10 @@ def test_megatron_core_loads_the_export_with_equal_logits(trained, tmp_path, tp,
     export_checkpoint(trained, str(tmp_path / "mg"), tp=tp, pp=pp)
     tokens = torch.randint(0, 256, (2, 32), generator=torch.Generator().manual_seed(1))
     torch.save(tokens, tmp_path / "tokens.pt")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-    env["OMP_NUM_THREADS"] = "1"
-    proc = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={tp}",
-         str(WORKER), str(tmp_path / "mg"), str(tmp_path / "tokens.pt"),
-         str(tmp_path / "logits.pt")], cwd=ROOT, env=env, capture_output=True, text=True,
-        timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    # tp ranks in torchrun's environment (forked by spawn.py's rank server)
+    rc, log = spawn.run(tp, WORKER, tmp_path / "mg", tmp_path / "tokens.pt",
+                        tmp_path / "logits.pt")
+    assert rc == 0, log[-4000:]
     theirs = torch.load(tmp_path / "logits.pt")
     with torch.no_grad():
         ours = load_plain_model(trained)(tokens)

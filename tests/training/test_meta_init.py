@@ -3,14 +3,12 @@ parallelism and initialises only its own shards, with exactly the values of the 
 single-process model of the same seed, in every layout."""
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
 
+import spawn
 from training.model import GPT, GPTConfig, init_rows
 from training.parallelize import materialize
 
@@ -45,14 +43,9 @@ def test_rows_depend_only_on_seed_name_and_index():
 
 @pytest.mark.slow
 def test_meta_init_equals_eager_in_every_layout(tmp_path):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-    env["OMP_NUM_THREADS"] = "1"
     out = tmp_path / "init.json"
-    proc = subprocess.run([sys.executable, "tests/training/spawn.py", "4",
-                           "tests/training/init_worker.py", str(out)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    rc, log = spawn.run(4, ROOT / "tests" / "training" / "init_worker.py", out)
+    assert rc == 0, log[-4000:]
     results = json.loads(out.read_text())
     assert len(results) == 4 * 6
     for r in results:
