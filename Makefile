@@ -23,8 +23,9 @@ venv: $(STAMP)
 # Everything: the base (curation worker) set plus [train] (torch), [aws] (s3://), [hf], [dev]
 # and [eval], each at the version requirements/lock.txt pins (pip constraints), installed by uv
 # (pinned below) from the sources pip is configured with (requirements/uv_sources.py): about
-# 70 s on the 2-core VM where pip took about 4 minutes. Bytecode is compiled up front, as pip
-# does: where PYTHONDONTWRITEBYTECODE is set, every process would compile torch and Beam again.
+# 25 s on the 2-core VM where pip took about 4 minutes. No bytecode is compiled up front (uv's
+# default): compiling all 22,000 modules took 45 s, and a run imports a fraction of them, so
+# they are compiled on first import instead (PYCACHE below).
 # The lock pins torch's CPU build (2.13.0+cpu, on this machine's disk): a CPU machine never gets
 # a CUDA build. Where the system Python already has torch (GPU machines), the venv sees it
 # through --system-site-packages and keeps it, with what it requires
@@ -36,7 +37,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) requirements/constraints.py $(LOCK) > $(VENV)/constraints.txt
 	if grep -q "^include-system-site-packages = true" $(VENV)/pyvenv.cfg; then \
 	  $(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[$(EXTRAS)]"; else \
-	  $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -c $(VENV)/constraints.txt \
+	  $(BIN)/uv pip install -q --python $(BIN)/python -c $(VENV)/constraints.txt \
 	    $$($(BIN)/python requirements/uv_sources.py) -e ".[$(EXTRAS)]"; fi
 	touch $(STAMP)
 
@@ -53,11 +54,17 @@ lock:
 	grep -q '^torch==.*+cpu$$' $(LOCK) || { echo "make lock: torch did not resolve to a CPU" \
 	  "build (run it where pip finds torch 2.13.0+cpu)" >&2; exit 1; }
 
+# What `make demo` and `make test` run writes the bytecode of each module it imports once, into
+# .venv/pycache rather than next to any source, even where PYTHONDONTWRITEBYTECODE is set (as on
+# these VMs): otherwise every process, Beam worker and training rank compiles torch and Beam
+# again (an import of both: 5 s with bytecode, 12-18 s without).
+PYCACHE := PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache PYTHONDONTWRITEBYTECODE=
+
 demo: $(STAMP)
-	$(BIN)/mtnlg demo --workdir $(DEMO_DIR)
+	$(PYCACHE) $(BIN)/mtnlg demo --workdir $(DEMO_DIR)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20 $(PYTEST_ARGS)
+	$(PYCACHE) $(BIN)/python -m pytest -q -n 2 --dist loadgroup --durations=20 $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) $(LOCK_VENV) $(DEMO_DIR)
