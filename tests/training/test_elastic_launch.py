@@ -1,11 +1,12 @@
 """The launcher's elastic agent with real processes (gloo on CPU):
 
 - two nodes on one machine: two `mtnlg train --nnodes 2 --nproc 2` launchers meeting at a c10d
-  rendezvous on 127.0.0.1 train exactly as one `--nproc 4` launcher with the same layout;
+  rendezvous on 127.0.0.1 train exactly as the same command on one node of 4 ranks;
 - a rank SIGKILLed mid-run: the agent restarts the workers (`--max-restarts 1`), which resume
   from the newest complete, verified checkpoint without any flag (a half-written checkpoint
-  folder in the way is not chosen); every step's loss and the data position equal an
-  uninterrupted run's, and each step is logged once.
+  folder in the way is not chosen); every step's loss, gradient norm and the data position
+  equal an uninterrupted one-process run's, each step is logged once, and the two ranks' last
+  checkpoint loads into one process with that run's parameters.
 """
 
 import json
@@ -18,7 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
+import spawn
 from training_fixtures import write_manifest
 from training.checkpoint import sealed_steps
 from training.config import TrainConfig
@@ -26,7 +29,7 @@ from training.trainer import Trainer
 
 ROOT = Path(__file__).parents[2]
 SETTINGS = {"model.name": "tiny", "seq_length": 32, "global_batch_size": 4,
-            "micro_batch_size": 1, "lr": 3e-3, "warmup_tokens": 0, "decay_tokens": 40 * 4 * 32,
+            "micro_batch_size": 1, "lr": 3e-3, "warmup_tokens": 0, "decay_tokens": 20 * 4 * 32,
             "dtype": "float32", "seed": 7, "tensorboard": False, "validation.batches": 0}
 
 
@@ -76,7 +79,11 @@ def test_two_nodes_on_one_machine_equal_one_node(tmp_path, manifest):
              for _ in range(2)]
     logs = [finish(n) for n in nodes]
     assert any("dp 1 x pp 2 x tp 2 = 4 ranks" in log for log in logs), logs[0][-3000:]
-    one = finish(launcher(manifest, tmp_path / "one-node", "--nproc", "4", **layout))
+    # the same command as 4 ranks of one node (torchrun's environment, forked by spawn.py)
+    sets = [f"--set={k}={v}" for k, v in {**SETTINGS, **layout}.items()]
+    rc, one = spawn.run(4, Path(__file__).with_name("launch_worker.py"), "--manifest", manifest,
+                        "--output", tmp_path / "one-node", *sets, timeout=180)
+    assert rc == 0, one[-4000:]
     assert "dp 1 x pp 2 x tp 2 = 4 ranks" in one
     two_rows, one_rows = metrics(tmp_path / "two-nodes"), metrics(tmp_path / "one-node")
     assert [r["step"] for r in two_rows] == [r["step"] for r in one_rows] == [1, 2, 3]
@@ -105,7 +112,7 @@ def worker_pid(out: Path, local_rank: int) -> int | None:
 
 @pytest.mark.slow
 def test_killed_rank_restarts_and_resumes_from_the_newest_checkpoint(tmp_path, manifest):
-    steps, out = 40, tmp_path / "restarted"
+    steps, out = 20, tmp_path / "restarted"
     # a save cut short: a step folder without its checksums.json seal, newer than any real one
     half = out / "checkpoints" / "step-00000999"
     half.mkdir(parents=True)
@@ -121,6 +128,7 @@ def test_killed_rank_restarts_and_resumes_from_the_newest_checkpoint(tmp_path, m
     assert run.poll() is None and pid is not None, run.communicate()[0][-3000:]
     os.kill(pid, signal.SIGKILL)
     log = finish(run)
+    assert "dp 2 x pp 1 x tp 1 = 2 ranks" in log, log[-4000:]
     assert "restart 1 after a failure" in log, log[-4000:]
     resumed_from = int(log.split("resuming from ")[1].split("step-")[1][:8])
     assert 5 <= resumed_from < steps and resumed_from % 5 == 0
@@ -130,13 +138,22 @@ def test_killed_rank_restarts_and_resumes_from_the_newest_checkpoint(tmp_path, m
     reference = full.train()
     rows = metrics(out)
     assert [r["step"] for r in rows] == list(range(1, steps + 1))  # each step logged once
-    for a, b in zip(rows, reference):
+    for a, b in zip(rows, reference):  # 2 data-parallel ranks = 1 process
         assert abs(a["loss"] - b["loss"]) < 1e-5, (a["step"], a["loss"], b["loss"])
+        assert abs(a["grad_norm"] - b["grad_norm"]) < 1e-5, (a["step"], a["grad_norm"])
         assert a["consumed_tokens"] == b["consumed_tokens"]
         assert a["source_tokens"] == b["source_tokens"]
+    assert reference[-1]["loss"] < reference[0]["loss"]
     final = out / "checkpoints" / f"step-{steps:08d}"
     assert steps in sealed_steps(str(out / "checkpoints"))
     again = Trainer.from_manifest(TrainConfig.from_settings(
         {**SETTINGS, "train_steps": steps, "output_dir": str(tmp_path / "again")}), manifest)
     again.load_checkpoint(str(final))
     assert again.loader.consumed_samples == full.loader.consumed_samples == steps * 4
+    # the two ranks' model computes what the one process's does (parameters are not compared
+    # one by one: Adam turns 1e-9 gradient noise on the key biases, whose exact gradient is 0,
+    # into full lr steps, which the softmax then ignores)
+    tokens = torch.randint(0, 50257, (2, 32), generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        diff = (again.model(tokens) - full.model(tokens)).abs().max().item()
+    assert diff < 1e-4, diff
