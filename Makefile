@@ -20,12 +20,23 @@ PIP_COMPILE_ARGS ?=
 
 venv: $(STAMP)
 
+# What `make demo` and `make test` run writes the bytecode of each module it imports once, into
+# .venv/pycache rather than next to any source, even where PYTHONDONTWRITEBYTECODE is set (as on
+# these VMs): otherwise every process, Beam worker and training rank compiles torch and Beam
+# again (an import of both: 5 s with bytecode, 12-18 s without).
+PYCACHE := PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache PYTHONDONTWRITEBYTECODE=
+# Compiled when the venv is made: without it, the suite's first processes all compiled the same
+# modules at once (the suite took 50 s longer with an empty .venv/pycache).
+WARM_IMPORTS := mtnlg.cli, pipelines.curate, training.launch, training.trainer, torch._dynamo, \
+  torch.distributed.checkpoint, torch.distributed.pipelining, torch.distributed.fsdp, \
+  apache_beam.runners.portability.fn_api_runner, pytest, xdist, hypothesis
+
 # Everything: the base (curation worker) set plus [train] (torch), [aws] (s3://), [hf], [dev]
 # and [eval], each at the version requirements/lock.txt pins (pip constraints), installed by uv
 # (pinned below) from the sources pip is configured with (requirements/uv_sources.py): about
-# 25 s on the 2-core VM where pip took about 4 minutes. No bytecode is compiled up front (uv's
-# default): compiling all 22,000 modules took 45 s, and a run imports a fraction of them, so
-# they are compiled on first import instead (PYCACHE below).
+# 25 s on the 2-core VM where pip took about 4 minutes. Bytecode: uv compiling all 22,000
+# modules took 45 s, and a run imports a fraction of them; the modules every command imports
+# are compiled once by importing them (WARM_IMPORTS, into PYCACHE), the rest on first use.
 # The lock pins torch's CPU build (2.13.0+cpu, on this machine's disk): a CPU machine never gets
 # a CUDA build. Where the system Python already has torch (GPU machines), the venv sees it
 # through --system-site-packages and keeps it, with what it requires
@@ -39,6 +50,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	  $(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[$(EXTRAS)]"; else \
 	  $(BIN)/uv pip install -q --python $(BIN)/python -c $(VENV)/constraints.txt \
 	    $$($(BIN)/python requirements/uv_sources.py) -e ".[$(EXTRAS)]"; fi
+	$(PYCACHE) $(BIN)/python -c "import $(WARM_IMPORTS)"
 	touch $(STAMP)
 
 # Re-resolve requirements/lock.txt from pyproject.toml (+ requirements/lock.in) after a
@@ -53,12 +65,6 @@ lock:
 	  -o $(LOCK) pyproject.toml requirements/lock.in
 	grep -q '^torch==.*+cpu$$' $(LOCK) || { echo "make lock: torch did not resolve to a CPU" \
 	  "build (run it where pip finds torch 2.13.0+cpu)" >&2; exit 1; }
-
-# What `make demo` and `make test` run writes the bytecode of each module it imports once, into
-# .venv/pycache rather than next to any source, even where PYTHONDONTWRITEBYTECODE is set (as on
-# these VMs): otherwise every process, Beam worker and training rank compiles torch and Beam
-# again (an import of both: 5 s with bytecode, 12-18 s without).
-PYCACHE := PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache PYTHONDONTWRITEBYTECODE=
 
 demo: $(STAMP)
 	$(PYCACHE) $(BIN)/mtnlg demo --workdir $(DEMO_DIR)
