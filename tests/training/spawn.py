@@ -111,7 +111,10 @@ def serve() -> int:
         importlib.import_module(name)
     for line in sys.stdin:
         req = json.loads(line)
-        _load_worker(req["worker"])  # imported here once, shared by every later job
+        try:
+            _load_worker(req["worker"])  # imported here once, shared by every later job
+        except Exception:  # noqa: BLE001 - the job leader loads it again and logs why it fails
+            pass
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()

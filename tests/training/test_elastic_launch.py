@@ -6,7 +6,7 @@
   from the newest complete, verified checkpoint without any flag (a half-written checkpoint
   folder in the way is not chosen); every step's loss, gradient norm and the data position
   equal an uninterrupted one-process run's, each step is logged once, and the two ranks' last
-  checkpoint loads into one process with that run's parameters.
+  checkpoint loads into one process that computes that run's logits.
 """
 
 import json

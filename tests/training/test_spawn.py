@@ -15,6 +15,14 @@ def test_each_rank_gets_torchruns_environment_and_the_callers():
     assert "rank 0 of 2 MARK=x1" in log and "rank 1 of 2 MARK=x1" in log
 
 
+def test_a_worker_that_cannot_be_imported_fails_its_job_not_the_server(tmp_path):
+    broken = tmp_path / "broken_worker.py"
+    broken.write_text("import no_such_module_here\n")
+    rc, log = spawn.run(2, broken)
+    assert rc == 1 and "no_such_module_here" in log
+    assert spawn.run(2, WORKER, "env")[0] == 0
+
+
 def test_a_rank_that_raises_fails_the_job_with_its_traceback():
     rc, log = spawn.run(2, WORKER, "raise")
     assert rc == 1
