@@ -41,6 +41,14 @@ TORCHRUN_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "MASTER_
                 "MASTER_PORT")
 
 
+def clean_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a multi-process job: without torchrun's variables, one
+    OpenMP thread per process, Python stacks printed on a crash, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if k not in TORCHRUN_ENV}
+    env.update(OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1", **extra)
+    return env
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -145,9 +153,8 @@ def serve() -> int:
 
 class _Server:
     def __init__(self):
-        env = {k: v for k, v in os.environ.items() if k not in TORCHRUN_ENV}
-        env.update(OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
-        self.proc = subprocess.Popen([sys.executable, __file__, "--serve"], cwd=ROOT, env=env,
+        self.proc = subprocess.Popen([sys.executable, __file__, "--serve"], cwd=ROOT,
+                                     env=clean_env(),
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self.buffer = ""
 
@@ -176,8 +183,7 @@ def run(nproc: int, worker, *args: str, timeout: float = 300, cwd: str = ROOT,
     global _server
     if _server is None or _server.proc.poll() is not None:
         _server = _Server()
-    job_env = {k: v for k, v in os.environ.items() if k not in TORCHRUN_ENV}
-    job_env.update(OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1", **(env or {}))
+    job_env = clean_env(**(env or {}))
     with tempfile.NamedTemporaryFile("r", suffix=".log") as log:
         request = {"nproc": nproc, "worker": os.path.abspath(str(worker)),
                    "args": [str(a) for a in args], "env": job_env, "cwd": str(cwd),

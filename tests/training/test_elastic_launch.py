@@ -39,12 +39,10 @@ def manifest(tmp_path_factory):
 
 
 def launcher(manifest: str, out: Path, *flags: str, **settings) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-    env.update(OMP_NUM_THREADS="1", PYTHONFAULTHANDLER="1")
     sets = [f"--set={k}={v}" for k, v in {**SETTINGS, **settings}.items()]
     return subprocess.Popen([sys.executable, "-m", "training.launch", "--manifest", manifest,
-                             "--output", str(out), *flags, *sets], cwd=ROOT, env=env,
+                             "--output", str(out), *flags, *sets], cwd=ROOT,
+                            env=spawn.clean_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

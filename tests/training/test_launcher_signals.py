@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import spawn
 from training_fixtures import write_manifest
 from training.checkpoint import sealed_steps
 from training.config import TrainConfig
@@ -39,9 +40,7 @@ def processes_mentioning(text: str) -> list[int]:
 def test_sigterm_to_launcher_checkpoints_and_leaves_nothing(tmp_path):
     manifest = write_manifest(str(tmp_path / "blend"), repeat=5)
     out = tmp_path / "sigterm-run"
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
-    env["OMP_NUM_THREADS"] = "1"
+    env = spawn.clean_env()
     sets = [f"--set={k}={v}" for k, v in SETTINGS.items()]
     launcher = subprocess.Popen([sys.executable, "-m", "training.launch", "--manifest", manifest,
                                  "--nproc", "2", "--output", str(out), *sets], cwd=ROOT,
