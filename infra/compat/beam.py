@@ -39,6 +39,7 @@ __all__ = [
     "VERIFIED",
     "CompatError",
     "check",
+    "default_filesystem_options",
     "disable_timed_flush",
     "exit_after_job",
     "is_local_runner",
@@ -124,6 +125,30 @@ def safe_local_data_plane() -> None:
     check()
     disable_timed_flush()
     stream_runner_input()
+
+
+def default_filesystem_options() -> bool:
+    """Give Beam's FileSystems empty pipeline options in a process that has none; returns
+    whether it did.
+
+    A Beam worker gets the job's options for its FileSystems only when ``sdk_worker_main``
+    starts it (the local runner's worker processes, Dataflow, SDK containers).  The harnesses of
+    an EXTERNAL worker pool (``worker_pool_main``: Flink, Spark, the portable job service) start
+    ``SdkHarness`` directly and get none, and Beam's S3 filesystem then fails on every file
+    (``S3IO``: "Must provide one of client or options").  With empty options its boto3 client
+    takes the endpoint and credentials from the worker's environment (``AWS_ENDPOINT_URL_S3``,
+    ``AWS_ACCESS_KEY_ID``, ...), as docs/runners.md tells pool operators to set them.  Options
+    set later (the driver's ``set_options`` with the job's flags) replace these."""
+    import apache_beam
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    require(hasattr(FileSystems, "_pipeline_options"), f"apache-beam {apache_beam.__version__}",
+            "FileSystems._pipeline_options is gone (default_filesystem_options reads it)")
+    if FileSystems._pipeline_options is not None:
+        return False
+    FileSystems.set_options(PipelineOptions([]))
+    return True
 
 
 def exit_after_job(code: int) -> None:

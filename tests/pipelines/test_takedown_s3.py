@@ -73,3 +73,54 @@ def test_takedown_of_an_s3_run(s3, tmp_path, monkeypatch, capsys):
     assert s["read"] == s["kept"] + sum(s["removed"].values()) + s["dead_lettered"]
     assert info["takedowns"][0]["shards_rewritten"] == [sh["prefix"]]
     capsys.readouterr()
+
+
+WORKER_WITHOUT_OPTIONS = """
+import sys
+from apache_beam.io.filesystems import FileSystems
+assert FileSystems._pipeline_options is None  # as an EXTERNAL worker pool starts a harness
+import pipelines.storage  # what the project's DoFns import in a worker
+url = sys.argv[1]
+with FileSystems.create(url) as f:
+    f.write(b"written by a worker without pipeline options")
+print(FileSystems.exists(url), FileSystems.open(url).read().decode())
+"""
+
+
+def test_a_worker_started_without_pipeline_options_reaches_s3_from_its_environment(s3, tmp_path):
+    """A worker pool's harness gets no pipeline options from Beam, and Beam's S3 filesystem
+    refused every file ("Must provide one of client or options"); with the project's modules
+    loaded it takes the endpoint and credentials from the environment (docs/runners.md)."""
+    import os
+    import subprocess
+
+    endpoint, client = s3
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    env.update(AWS_ENDPOINT_URL_S3=endpoint, AWS_ACCESS_KEY_ID="testing",
+               AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
+    proc = subprocess.run([sys.executable, "-c", WORKER_WITHOUT_OPTIONS,
+                           f"s3://{BUCKET}/worker/probe.txt"], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "True written by a worker without pipeline options"
+    body = client.get_object(Bucket=BUCKET, Key="worker/probe.txt")["Body"].read()
+    assert body == b"written by a worker without pipeline options"
+
+
+def test_default_filesystem_options_keep_the_jobs_own():
+    from apache_beam.io.filesystems import FileSystems
+    from apache_beam.options.pipeline_options import PipelineOptions
+
+    from infra.compat import beam as compat
+
+    saved = FileSystems._pipeline_options
+    try:
+        job = PipelineOptions(["--s3_endpoint_url", "http://127.0.0.1:1"])
+        FileSystems.set_options(job)
+        assert compat.default_filesystem_options() is False
+        assert FileSystems._pipeline_options is job
+        FileSystems._pipeline_options = None
+        assert compat.default_filesystem_options() is True
+        assert FileSystems._pipeline_options is not None
+    finally:
+        FileSystems._pipeline_options = saved
