@@ -6,7 +6,7 @@ library behind ``torchrun``), from inside ``mtnlg train``.
     # node i of 2, every node running the same command (c10d rendezvous hosted by the first
     # agent that binds HOST:PORT; the others join it)
     node = NodeLaunch(nproc_per_node=8, nnodes=2, rdzv_endpoint="HOST:29500", rdzv_id="job-7")
-    exit_code = run_node(node, ["-m", "training.launch", "--manifest", "M", ...])
+    exit_code = run_node(node, ["--manifest", "M", ...])  # each rank: training.launch.main(argv)
 
 What the agent does for us, instead of a hand-written relaunch:
 - rendezvous: the agents agree on the node ranks and the world size; every worker gets RANK,
@@ -18,6 +18,14 @@ What the agent does for us, instead of a hand-written relaunch:
 - signals: SIGTERM/SIGINT/SIGHUP/SIGQUIT to this process are passed to every worker of the node;
   the agent waits ``shutdown_timeout_s`` for them (the ranks checkpoint after the current step)
   before it SIGKILLs what is left, so nothing outlives the launcher.
+
+The workers are forked from a multiprocessing forkserver that imported torch and the trainer
+once (``WORKER_PRELOAD``), not started as fresh interpreters that each import them: a node's
+ranks, and every restarted set, skip ~4 s of CPU each here (more where the packages live on a
+shared filesystem and every rank of every node reads them at once). The forkserver holds no
+thread, CUDA context or process group, so forking from it is as safe as a fresh interpreter;
+it exits with the launcher. A rank's command line is the forkserver's
+(``multiprocessing.forkserver``); its parent is the forkserver, a child of the launcher.
 """
 
 from __future__ import annotations
@@ -30,6 +38,9 @@ import uuid
 from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
+
+# Imported by the forkserver before it forks any rank: everything a rank imports to train.
+WORKER_PRELOAD = ("training.launch", "training.trainer", "training.checkpoint")
 
 
 @dataclass
@@ -90,14 +101,17 @@ class NodeLaunch:
             min_nodes=self.nnodes, max_nodes=self.nnodes, nproc_per_node=self.nproc_per_node,
             rdzv_backend="c10d", rdzv_endpoint=self.rdzv_endpoint or "localhost:0",
             run_id=self.rdzv_id or str(uuid.uuid4()), max_restarts=self.max_restarts,
-            monitor_interval=0.1, start_method="spawn", local_addr=self.local_addr, **extra)
+            monitor_interval=0.1, start_method="forkserver", local_addr=self.local_addr,
+            **extra)
 
 
-def run_node(node: NodeLaunch, worker_args: list[str], env: dict[str, str] | None = None) -> int:
-    """Run ``python WORKER_ARGS`` as this node's workers under the elastic agent and return the
-    launcher's exit status: 0 when every worker succeeded, 1 when the workers failed after
-    ``max_restarts`` restarts, 128 + N when signal N stopped the job (the workers got it first).
-    ``env`` is added to the environment the workers inherit."""
+def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | None = None) -> int:
+    """Run ``training.launch.main(WORKER_ARGV)`` as this node's workers under the elastic agent
+    and return the launcher's exit status: 0 when every worker succeeded, 1 when the workers
+    failed after ``max_restarts`` restarts, 128 + N when signal N stopped the job (the workers
+    got it first). ``env`` is added to the environment the workers inherit."""
+    import multiprocessing
+
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import elastic_launch
@@ -107,12 +121,13 @@ def run_node(node: NodeLaunch, worker_args: list[str], env: dict[str, str] | Non
     # default), restarted workers read the previous round's gloo/NCCL addresses and cannot
     # connect (pytorch/pytorch#135712; seen here with torch 2.13 and gloo).
     os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")
+    multiprocessing.set_forkserver_preload(list(WORKER_PRELOAD))
     config = node.launch_config()
     log.info("elastic agent: %d node(s) x %d worker(s), rendezvous c10d %s (id %s), max "
              "restarts %d", node.nnodes, node.nproc_per_node, config.rdzv_endpoint,
              config.run_id, node.max_restarts)
     try:
-        elastic_launch(config, sys.executable)(*worker_args)
+        elastic_launch(config, run_worker)(list(worker_argv))
     except ChildFailedError as e:
         rank, first = min(e.failures.items()) if e.failures else (None, None)
         why = (f"rank {rank} (local rank {first.local_rank}) exited with "
@@ -124,6 +139,37 @@ def run_node(node: NodeLaunch, worker_args: list[str], env: dict[str, str] | Non
                     e.sigval.name)
         return 128 + int(e.sigval)
     return 0
+
+
+def run_worker(argv: list[str]) -> None:
+    """One rank, forked by the agent's forkserver with torchrun's environment: ``mtnlg train``
+    with the launcher's arguments; a non-zero status ends the process with that status, as
+    the command would (the agent counts it as a failed worker).
+
+    A rank that stopped on the agent's SIGTERM (it checkpointed after the current step) ends
+    its process here: the agent is shutting the group down and collects no return value, and
+    torch's function workers would otherwise wait for it to do so until the agent SIGKILLs
+    them after ``shutdown_timeout_s``."""
+    from training.launch import main
+
+    code = main(argv)
+    if _stop_signal is not None:
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(code)
+    if code:
+        raise SystemExit(code)
+
+
+_stop_signal: int | None = None
+
+
+def note_stop_signal(signum: int) -> None:
+    """Record that this process was asked to stop by signal ``signum`` (the trainer's handler:
+    it stops after the current step)."""
+    global _stop_signal
+    _stop_signal = signum
 
 
 def _describe_exit(code: int) -> str:

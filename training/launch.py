@@ -214,10 +214,10 @@ def _main(argv: list[str], args: argparse.Namespace) -> int:
     cfg = resolve_config(args)  # validated before any process starts
     agent = args.nproc > 1 or args.nnodes > 1 or cfg.launch.max_restarts > 0
     if agent and "WORLD_SIZE" not in os.environ:
-        # the workers run this same command; they see WORLD_SIZE and train
+        # each worker runs main(argv) with torchrun's environment: it sees WORLD_SIZE and trains
         from training.elastic import run_node
         node = node_launch(args, cfg)
-        return run_node(node, ["-m", "training.launch", *argv], preflight(args, cfg))
+        return run_node(node, argv, preflight(args, cfg))
 
     from training.trainer import Trainer
 

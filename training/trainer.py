@@ -33,7 +33,7 @@ from training.config import TrainConfig
 from training.data import (DistributedSampleLoader, StepBatch, build_blended_dataset,
                            manifest_source_names, manifest_tokenizer, once_per_node,
                            open_manifest, verified_by_launcher, verify_manifest_tokenizer)
-from training.elastic import restart_count
+from training.elastic import note_stop_signal, restart_count
 from training.grads import clip_grad_norm_, sync_tied_embedding, tied_embedding_group
 from training.metrics import MetricsLogger, flops_per_token, peak_flops, peak_memory_bytes
 from training.model import GPT, cross_entropy_loss
@@ -384,6 +384,7 @@ class Trainer:
         current step, with a checkpoint."""
         def request_stop(signum, frame):
             self._stop_requested = True
+            note_stop_signal(signum)
         try:
             previous = signal.signal(signal.SIGTERM, request_stop)
         except ValueError:  # not the main thread: no handler

@@ -74,6 +74,32 @@ WARM = ("torch._dynamo", "torch.utils.tensorboard", "torch.distributed.pipelinin
 _workers: dict[str, object] = {}
 
 
+def _children_by_parent() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])  # after "pid (comm) state"
+            children.setdefault(ppid, []).append(int(entry))
+    return children
+
+
+def descendants(pid: int) -> list[list[int]]:
+    """The live processes below ``pid``, level by level (children, grandchildren, ...), each
+    level in pid order, from /proc. The ranks of `mtnlg train --nproc N` are the launcher's
+    grandchildren (its elastic agent's forkserver forks them, local rank 0 first)."""
+    children, levels = _children_by_parent(), []
+    level = sorted(children.get(pid, []))
+    while level:
+        levels.append(level)
+        level = sorted(c for p in level for c in children.get(p, []))
+    return levels
+
+
 def _load_worker(path: str):
     path = os.path.abspath(path)
     if path not in _workers:

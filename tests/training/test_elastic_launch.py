@@ -92,20 +92,12 @@ def test_two_nodes_on_one_machine_equal_one_node(tmp_path, manifest):
     assert sealed_steps(str(tmp_path / "two-nodes" / "checkpoints")) == [3]
 
 
-def worker_pid(out: Path, local_rank: int) -> int | None:
-    """A worker of the launcher writing to ``out`` (its command line names the folder)."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
-            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if str(out).encode() in cmd and f"LOCAL_RANK={local_rank}".encode() in env \
-                and b"WORLD_SIZE=2" in env:
-            return int(pid)
-    return None
+def worker_pid(launcher_pid: int, local_rank: int, nproc: int = 2) -> int | None:
+    """A rank of the launcher: its grandchildren (the agent's forkserver forks them), local
+    rank 0 first."""
+    levels = spawn.descendants(launcher_pid)
+    ranks = levels[1] if len(levels) > 1 else []
+    return ranks[local_rank] if len(ranks) == nproc else None
 
 
 @pytest.mark.slow
@@ -122,7 +114,7 @@ def test_killed_rank_restarts_and_resumes_from_the_newest_checkpoint(tmp_path, m
         if (out / "metrics.jsonl").exists() and len(metrics(out)) >= 7:
             break  # the checkpoint of step 5 is sealed: the step-6 line is written after it
         time.sleep(0.05)
-    pid = worker_pid(out, local_rank=1)
+    pid = worker_pid(run.pid, local_rank=1)
     assert run.poll() is None and pid is not None, run.communicate()[0][-3000:]
     os.kill(pid, signal.SIGKILL)
     log = finish(run)

@@ -3,7 +3,6 @@ the ranks checkpoint after the current step, the launcher waits, nothing is left
 the checkpoint resumes to the losses of an uninterrupted run."""
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -24,16 +23,11 @@ SETTINGS = {"model.name": "tiny", "seq_length": 32, "global_batch_size": 4,
             "decay_tokens": 40 * 4 * 32, "dtype": "float32", "seed": 7, "tensorboard": False}
 
 
-def processes_mentioning(text: str) -> list[int]:
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                if text in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="ignore"):
-                    found.append(int(pid))
-            except OSError:
-                pass
-    return found
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 @pytest.mark.slow
@@ -53,6 +47,9 @@ def test_sigterm_to_launcher_checkpoints_and_leaves_nothing(tmp_path):
             break
         time.sleep(0.5)
     assert launcher.poll() is None, launcher.stdout.read()[-3000:]
+    levels = spawn.descendants(launcher.pid)  # the agent's forkserver, the 2 ranks, ...
+    below = [pid for level in levels for pid in level]
+    assert len(levels) >= 2 and len(levels[1]) == 2, levels
     launcher.send_signal(signal.SIGTERM)
     try:
         log = launcher.communicate(timeout=120)[0]
@@ -61,8 +58,10 @@ def test_sigterm_to_launcher_checkpoints_and_leaves_nothing(tmp_path):
         raise
     assert "SIGTERM: the workers were stopped" in log, log[-3000:]
     assert launcher.returncode == 128 + signal.SIGTERM, log[-3000:]
+    # every rank ended by itself after its checkpoint: the agent SIGKILLed none of them
+    assert "forcefully exiting" not in log, log[-3000:]
     time.sleep(1)
-    assert processes_mentioning(str(out)) == [], log[-3000:]  # no rank, no agent left
+    assert [pid for pid in below if _alive(pid)] == [], log[-3000:]  # no rank, no forkserver left
     steps = sealed_steps(str(out / "checkpoints"))
     assert len(steps) == 1 and 2 <= steps[0] < 40, log[-3000:]
     stopped = steps[0]

@@ -22,7 +22,10 @@ WORKER = Path(__file__).with_name("layout_worker.py")
 
 
 def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dict]:
-    """``nproc`` gloo ranks of layout_worker.py (forked by spawn.py, torchrun's environment)."""
+    """``nproc`` gloo ranks of layout_worker.py (forked by spawn.py, torchrun's environment).
+    The run's metrics and checkpoints go beside ``out`` unless ``output_dir`` is given (the
+    config's default is relative to the job's working directory, the checkout)."""
+    overrides.setdefault("output_dir", str(out.parent))
     rc, log = spawn.run(nproc, WORKER, out, json.dumps(overrides), timeout=timeout)
     assert rc == 0, log[-4000:]
     return json.loads(out.read_text())

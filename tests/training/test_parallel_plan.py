@@ -58,7 +58,7 @@ def test_nproc_starts_the_workers_through_the_elastic_agent(monkeypatch):
     ((node, args, env),) = launched
     assert (node.nproc_per_node, node.nnodes, node.max_restarts) == (2, 1, 2)
     assert node.rdzv_endpoint is None  # one node: a free local port, as torchrun --standalone
-    assert args == ["-m", "training.launch", *argv]
+    assert args == argv  # each rank runs training.launch.main(argv)
     assert env == {"CHECKED": "1"}
 
 
