@@ -30,6 +30,24 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 EXTRAS = "aws"  # a curation worker that reads s3://; no torch
+BUCKET = "corpus"  # the moto server's bucket
+S3_KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+           "AWS_DEFAULT_REGION": "us-east-1"}  # what boto3 reads from the environment
+
+
+def demo_config(quality_model: str, bucket: str | None = None) -> str:
+    """The demo source config with the quality filter on (``quality_model``); with ``bucket``,
+    every file it names (inputs, language model, tokenizer) is under ``s3://bucket/``."""
+    text = (REPO / "data_manifests" / "sources" / "demo.yaml").read_text()
+    text = text.replace("  enabled: false ", "  enabled: true ")
+    text = text.replace("  model_path: null ", f"  model_path: {quality_model} ")
+    if bucket:
+        text = text.replace("name: demo\n", f"name: demo-s3\ninput_root: s3://{bucket}/raw\n")
+        text = text.replace("language:\n  allowed: [en]",
+                            f"language:\n  model_path: s3://{bucket}/models/lid.176.ftz\n  allowed: [en]")
+        text = text.replace("path: pkg://data_manifests/tokenizers/gpt2", f"path: s3://{bucket}/tokenizers/gpt2")
+    assert f"model_path: {quality_model} " in text and text.count("s3://") == (4 if bucket else 0), text
+    return text
 
 
 _PROGRESS = re.compile(r"\w+: [\d,]+ (of [\d,]+ )?documents")

@@ -1,13 +1,20 @@
-"""Fixtures of the cluster-shaped tests: the installed package (see cluster_tools.py)."""
+"""Fixtures of the cluster-shaped tests: the installed package (see cluster_tools.py), the sample
+corpus it writes, a moto S3 server, and one curate run of the sample on S3 that both test files
+read (test_s3.py: its accounting, staging, blending, training; test_worker_pool.py: the same
+job on an EXTERNAL worker pool must give its bytes)."""
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from cluster_tools import Installed, _build_dist, make_venv
+from cluster_tools import BUCKET, S3_KEYS, Installed, _build_dist, demo_config, make_venv, moto_s3
 
 
 def pytest_collection_modifyitems(items):
@@ -39,3 +46,77 @@ def sample(installed, tmp_path_factory) -> Path:
     proc = installed.run(["mtnlg", "sample-data", str(out)], cwd=out.parent)
     assert proc.returncode == 0, proc.stderr
     return out
+
+
+@pytest.fixture(scope="session")
+def quality_model(installed, sample, tmp_path_factory) -> Path:
+    """The demo's quality classifier, trained by the installed package on the sample."""
+    out = tmp_path_factory.mktemp("quality")
+    proc = installed.run(["mtnlg", "quality", "train", "--config", "demo", "--input-root", str(sample),
+                          "--output", str(out / "model")], cwd=out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out / "model" / "model.bin"
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory):
+    """A moto S3 server on 127.0.0.1 with an empty bucket: (endpoint URL, boto3 client)."""
+    pytest.importorskip("boto3")
+    with moto_s3(tmp_path_factory.mktemp("moto") / "moto.log", BUCKET) as server:
+        yield server
+
+
+@dataclass
+class S3Run:
+    """``mtnlg curate`` of the sample with the demo config (quality filter on), every input on
+    s3:// and the RUN written there, by the local FnApiRunner with 2 worker processes."""
+
+    url: str  # s3://corpus/runs/r1
+    info: dict  # its run.json
+    output: str  # the command's stdout + stderr
+    seconds: float
+    local: Path  # a download of its shards/ and stats/ (for comparisons)
+
+
+def _upload(client, folder: Path, prefix: str) -> None:
+    for path in sorted(folder.rglob("*")):
+        if path.is_file():
+            client.upload_file(str(path), BUCKET, f"{prefix}/{path.relative_to(folder).as_posix()}")
+
+
+def _download(client, prefix: str, to: Path) -> None:
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix):
+        for obj in page.get("Contents", []):
+            path = to / obj["Key"][len(prefix):]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            client.download_file(BUCKET, obj["Key"], str(path))
+
+
+@pytest.fixture(scope="session")
+def s3_run(installed, sample, quality_model, s3, tmp_path_factory) -> S3Run:
+    endpoint, client = s3
+    tmp = tmp_path_factory.mktemp("s3run")
+    # Inputs and models go to the bucket, from the installed package's own files; the job
+    # names no local path (its config is read by the driver only).
+    find = [str(installed.bin / "python"), "-c",
+            "import sys; from infra.resources import local_path; print(local_path(sys.argv[1]))"]
+    tok = Path(subprocess.check_output(find + ["pkg://data_manifests/tokenizers/gpt2"], text=True).strip())
+    lid = Path(subprocess.check_output(find + ["pkg://data_manifests/models/lid.176.ftz"], text=True).strip())
+    _upload(client, sample, "raw")
+    _upload(client, tok, "tokenizers/gpt2")
+    client.upload_file(str(lid), BUCKET, "models/lid.176.ftz")
+    client.upload_file(str(quality_model), BUCKET, "models/quality.bin")
+    cfg = tmp / "s3.yaml"
+    cfg.write_text(demo_config(f"s3://{BUCKET}/models/quality.bin", bucket=BUCKET))
+    run = f"s3://{BUCKET}/runs/r1"
+    t0 = time.perf_counter()
+    proc = installed.run(["mtnlg", "curate", "--config", str(cfg), "--output", run,
+                          "--direct_num_workers=2", "--s3_endpoint_url", endpoint],
+                         cwd=tmp, timeout=1200, **S3_KEYS)
+    seconds = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+    assert not list(tmp.glob("runs")) and not (tmp / "r1").exists()  # nothing written locally
+    info = json.loads(client.get_object(Bucket=BUCKET, Key="runs/r1/run.json")["Body"].read())
+    for part in ("shards", "stats"):
+        _download(client, f"runs/r1/{part}/", tmp / "download" / part)
+    return S3Run(run, info, proc.stdout + proc.stderr, seconds, tmp / "download")

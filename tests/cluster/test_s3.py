@@ -1,103 +1,85 @@
 """Object storage for real: a moto S3 server on 127.0.0.1; curate (installed wheel, checkout
-hidden) reads the raw corpus, the language model, the quality model, the tokenizer and the
-eval-task files from ``s3://`` and writes its RUN there through Beam's S3 filesystem.  Then the
-documented path to training: ``mtnlg stage`` (checksums verified), ``mtnlg blend``, ``mtnlg
-train``.  Nothing local is read: the local copy of the corpus is deleted before curate runs."""
+hidden, 2 local worker processes) reads the raw corpus, the language model, the quality model,
+the tokenizer and the eval-task files from ``s3://`` and writes its RUN there through Beam's S3
+filesystem (the ``s3_run`` fixture, conftest.py).  Here: every planted record's fate, the
+terminal output, then the documented path to training: ``mtnlg stage`` (checksums verified),
+``mtnlg blend``, ``mtnlg train``."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import pytest
+import pyarrow.parquet as pq
 
-from cluster_tools import moto_s3, summary_and_progress
-
-boto3 = pytest.importorskip("boto3")
-BUCKET = "corpus"
-KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1"}
+from cluster_tools import BUCKET, S3_KEYS, summary_and_progress
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with moto_s3(tmp_path_factory.mktemp("moto") / "moto.log", BUCKET) as server:
-        yield server
+def _keys(client, prefix: str) -> list[str]:
+    out = client.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])
+    return [o["Key"] for o in out]
 
 
-def _upload(client, folder: Path, prefix: str) -> int:
-    n = 0
-    for path in sorted(folder.rglob("*")):
-        if path.is_file():
-            client.upload_file(str(path), BUCKET, f"{prefix}/{path.relative_to(folder).as_posix()}")
-            n += 1
-    return n
-
-
-def _config(path: Path) -> Path:
-    """The demo source config, every file it names on s3://."""
-    text = (Path(__file__).resolve().parents[2] / "data_manifests" / "sources" / "demo.yaml").read_text()
-    text = text.replace("name: demo\n", f"name: demo-s3\ninput_root: s3://{BUCKET}/raw\n")
-    text = text.replace("language:\n  allowed: [en]",
-                        f"language:\n  model_path: s3://{BUCKET}/models/lid.176.ftz\n  allowed: [en]")
-    text = text.replace("  enabled: false ", "  enabled: true ")
-    text = text.replace("  model_path: null ", f"  model_path: s3://{BUCKET}/models/quality.bin ")
-    text = text.replace("path: pkg://data_manifests/tokenizers/gpt2", f"path: s3://{BUCKET}/tokenizers/gpt2")
-    assert text.count("s3://") == 4, text
-    path.write_text(text)
-    return path
-
-
-def test_curate_on_s3_then_stage_blend_train(installed, sample, s3, tmp_path):
-    endpoint, client = s3
-    s3_opts = ["--s3_endpoint_url", endpoint]  # credentials come from the environment
-    # Inputs and models go to the bucket, from the installed package's own files (a copy of
-    # the sample corpus it wrote for the session).
-    raw = tmp_path / "raw"
-    shutil.copytree(sample, raw)
-    quality = tmp_path / "quality"
-    proc = installed.run(["mtnlg", "quality", "train", "--config", "demo", "--input-root", str(raw),
-                          "--output", str(quality)], cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    find = [str(installed.bin / "python"), "-c",
-            "import sys; from infra.resources import local_path; print(local_path(sys.argv[1]))"]
-    tok = Path(subprocess.check_output(find + ["pkg://data_manifests/tokenizers/gpt2"], text=True).strip())
-    lid = Path(subprocess.check_output(find + ["pkg://data_manifests/models/lid.176.ftz"], text=True).strip())
-    _upload(client, raw, "raw")
-    _upload(client, tok, "tokenizers/gpt2")
-    client.upload_file(str(lid), BUCKET, "models/lid.176.ftz")
-    client.upload_file(str(quality / "model.bin"), BUCKET, "models/quality.bin")
-    shutil.rmtree(raw)  # from here on the corpus exists only in the bucket
-    cfg = _config(tmp_path / "s3.yaml")
-
-    run = f"s3://{BUCKET}/runs/r1"
-    t0 = time.perf_counter()
-    proc = installed.run(["mtnlg", "curate", "--config", str(cfg), "--output", run,
-                          "--direct_num_workers=2", *s3_opts], cwd=tmp_path, timeout=1200, **KEYS)
-    curate_secs = time.perf_counter() - t0
-    assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
+def test_s3_run_prints_a_short_summary(s3_run, s3):
+    _, client = s3
     # A short summary (one line per stage, a table per source), plus live progress: at most one
     # line per 30 s of the run when the output is no terminal (pipelines/runfolder/progress.py).
-    lines, progress = summary_and_progress(proc.stdout + proc.stderr)
+    lines, progress = summary_and_progress(s3_run.output)
     assert len(lines) < 30, "\n".join(lines)
-    assert len(progress) <= curate_secs / 30 + 1, "\n".join(progress)
-    info = json.loads(client.get_object(Bucket=BUCKET, Key="runs/r1/run.json")["Body"].read())
-    assert info["accounting_ok"]
+    assert len(progress) <= s3_run.seconds / 30 + 1, "\n".join(progress)
+    assert any(line.split()[:1] == ["tokenize"] for line in lines)  # one line per stage
+    assert lines[-1].startswith(f"wrote {s3_run.url}/run.json")
+    logs = client.list_objects_v2(Bucket=BUCKET, Prefix="runs/r1/logs/curate.log").get("Contents", [])
+    assert logs and logs[0]["Size"] > 0  # Beam's INFO lines went there
+
+
+def test_s3_run_accounts_for_every_planted_record(s3_run, sample):
+    """2 worker processes (every DoFn and config object pickled): every record the sample
+    planted is read once, each malformed one is a dead letter, and the counters add up."""
+    info = s3_run.info
+    truth = json.loads((sample / "ground_truth.json").read_text())
+    assert info["accounting_ok"] and info["runner"] == "FnApiRunner"
+    assert info["pipeline_options"]["direct_running_mode"] == "multi_processing"
     for name, s in info["sources"].items():
         assert s["read"] == s["kept"] + sum(s["removed"].values()) + s["dead_lettered"], name
-    assert info["totals"]["kept"] > 0 and info["totals"]["read"] > 700
+    assert info["totals"]["read"] == truth["totals"]["records"]  # the truncated zst counts as one
+    by_source = truth["totals"]["by_source"]
+    for name in ("realnews", "cc_stories", "cc_2020_50", "cc_2021_04"):
+        assert info["sources"][name]["read"] == by_source[name]["records"], name
+    # Each planted malformed record is a dead letter (Pile lines may land under pile_other).
+    assert info["totals"]["dead_lettered"] == truth["totals"]["malformed"]
+    for cc in ("cc_2020_50", "cc_2021_04"):  # the quality model, read from s3://, removed some
+        assert info["sources"][cc]["removed"].get("quality/low_quality", 0) > 0, info["sources"][cc]
+
+    rows = pq.read_table(s3_run.local / "stats" / "documents", columns=["id", "outcome"]).to_pylist()
+    parsed = {r["id"] for r in rows if r["outcome"] != "dead_letter"}
+    planted = {i for i, c in truth["primary"].items() if c != "malformed"}
+    readable = {i for i in planted if not i.startswith("pile/")}
+    # Documents inside the truncated zst are lost with it (one dead letter); all others are ids.
+    lost = sum(1 for m in truth["malformed"] if m["kind"] == "truncated_zstd") * 50
+    assert len(readable - parsed) <= lost
+    assert {i for i in parsed if not i.startswith("pile_other/")} <= planted
+
+    counters = json.loads((s3_run.local / "stats" / "counters.json").read_text())["counters"]
+    read = sum(c["value"] for c in counters if c["stage"] == "read" and c["outcome"] == "read")
+    dead = sum(c["value"] for c in counters if c["stage"] == "read" and c["outcome"] == "dead_letter")
+    assert read + dead == info["totals"]["read"]
+    assert any(c["stage"] == "language" and c["reason"] == "wrong_language" for c in counters)
+
+
+def test_s3_run_stages_blends_and_trains(installed, s3_run, s3, tmp_path):
+    endpoint, client = s3
+    s3_opts = ["--s3_endpoint_url", endpoint]  # credentials come from the environment
+    info = s3_run.info
+    assert info["totals"]["kept"] > 0
     assert info["tokenizer"]["path"] == f"s3://{BUCKET}/tokenizers/gpt2"
     assert info["quality_model"]["path"] == f"s3://{BUCKET}/models/quality.bin"
-    assert any(k.startswith("runs/r1/logs/") for k in _keys(client, "runs/r1/logs/"))
-    assert not list(tmp_path.glob("runs")) and not (tmp_path / "r1").exists()
 
     # The documented path to training: stage (checksums verified), blend, train.
     staged = tmp_path / "staged"
     t0 = time.perf_counter()
-    proc = installed.run(["mtnlg", "stage", run, str(staged), *s3_opts], cwd=tmp_path, **KEYS)
+    proc = installed.run(["mtnlg", "stage", s3_run.url, str(staged), *s3_opts], cwd=tmp_path, **S3_KEYS)
     stage_secs = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stderr[-3000:]
     local = json.loads((staged / "run.json").read_text())
@@ -113,19 +95,20 @@ def test_curate_on_s3_then_stage_blend_train(installed, sample, s3, tmp_path):
                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert train.returncode == 0, train.stdout[-2000:] + train.stderr[-3000:]
     assert "matches the manifest" in train.stdout + train.stderr  # the tokenizer was verified
-    print(f"\ncurate on s3 {curate_secs:.1f}s, stage {stage_secs:.1f}s")
+    print(f"\ncurate on s3 {s3_run.seconds:.1f}s, stage {stage_secs:.1f}s")
 
-    # A shard rewritten in the bucket is caught on the way down.
+
+def test_a_shard_rewritten_in_the_bucket_is_caught_by_stage(installed, s3_run, s3, tmp_path):
+    endpoint, client = s3
     key = next(k for k in _keys(client, "runs/r1/shards/") if k.endswith(".bin"))
     body = bytearray(client.get_object(Bucket=BUCKET, Key=key)["Body"].read())
     body[0] ^= 0xFF
     client.put_object(Bucket=BUCKET, Key=key, Body=bytes(body))
-    proc = installed.run(["mtnlg", "stage", run, str(tmp_path / "staged2"), *s3_opts],
-                         cwd=tmp_path, **KEYS)
+    try:
+        proc = installed.run(["mtnlg", "stage", s3_run.url, str(tmp_path / "staged"),
+                              "--s3_endpoint_url", endpoint], cwd=tmp_path, **S3_KEYS)
+    finally:
+        body[0] ^= 0xFF
+        client.put_object(Bucket=BUCKET, Key=key, Body=bytes(body))
     assert proc.returncode == 1 and key.split("runs/r1/", 1)[1] in proc.stderr
-    assert not (tmp_path / "staged2" / "run.json").exists()
-
-
-def _keys(client, prefix: str) -> list[str]:
-    out = client.list_objects_v2(Bucket=BUCKET, Prefix=prefix).get("Contents", [])
-    return [o["Key"] for o in out]
+    assert not (tmp_path / "staged" / "run.json").exists()
