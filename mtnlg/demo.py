@@ -25,7 +25,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--docs", type=int, default=None,
                    help="documents in the sample corpus (default: the generator's default)")
     p.add_argument("--workers", type=int, default=max(1, min(2, os.cpu_count() or 1)),
-                   help="Beam worker processes (default: %(default)s)")
+                   help="Beam worker processes (default: %(default)s); 1 runs the job in this "
+                        "process (Beam's in-memory mode)")
     p.add_argument("--nproc", type=int, default=2, help="training processes (default: %(default)s)")
     p.add_argument("--steps", type=int, default=None, help="training steps (default: the demo config's)")
     p.add_argument("--skip-train", action="store_true", help="stop after blending (no torch needed)")

@@ -11,6 +11,9 @@ from blending.indexed_dataset import IndexedDataset
 
 
 STEPS = 6  # the loss has fallen by then (10.99 -> ~10.5); a step costs each of the 2 ranks ~0.75 s of CPU
+# One Beam worker: curate runs in memory (15 s of CPU where 2 worker processes take 30 s);
+# worker processes are test_curate's and the cluster tests'.
+WORKERS = 1
 
 
 @pytest.mark.slow
@@ -18,6 +21,7 @@ def test_demo_end_to_end(tmp_path: Path):
     work = tmp_path / "demo"
     proc = subprocess.run(
         [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", str(STEPS),
+         "--workers", str(WORKERS),
          "--progress-every", "1"],
         capture_output=True, text=True, timeout=1200,
     )

@@ -72,3 +72,24 @@ def test_console_logging_replaces_loggings_own_default_handler():
         for h in saved[0]:
             root.addHandler(h)
         root.setLevel(saved[1])
+
+
+@pytest.mark.parametrize("args, mode, workers", [
+    (["--direct_num_workers=2"], "multi_processing", 2),
+    (["--direct_num_workers", "1"], "in_memory", 1),  # one worker: no worker process
+    (["--direct_num_workers=1", "--direct_running_mode=multi_processing"], "multi_processing", 1),
+    (["--direct_running_mode=multi_threading"], "multi_threading", None),
+])
+def test_local_runner_defaults(args, mode, workers, monkeypatch):
+    from apache_beam.options.pipeline_options import DirectOptions, StandardOptions
+
+    from pipelines import curate
+
+    monkeypatch.setattr(curate.os, "cpu_count", lambda: 3)
+    options = curate.pipeline_options(args)
+    assert options.view_as(StandardOptions).runner == "FnApiRunner"
+    direct = options.view_as(DirectOptions)
+    assert direct.direct_running_mode == mode
+    assert direct.direct_num_workers == (workers or 3)
+    monkeypatch.setattr(curate.os, "cpu_count", lambda: 1)
+    assert curate.pipeline_options([]).view_as(DirectOptions).direct_running_mode == "in_memory"

@@ -102,17 +102,17 @@ def worker_pid(launcher_pid: int, local_rank: int, nproc: int = 2) -> int | None
 
 @pytest.mark.slow
 def test_killed_rank_restarts_and_resumes_from_the_newest_checkpoint(tmp_path, manifest):
-    steps, out = 20, tmp_path / "restarted"
+    steps, every, out = 12, 4, tmp_path / "restarted"
     # a save cut short: a step folder without its checksums.json seal, newer than any real one
     half = out / "checkpoints" / "step-00000999"
     half.mkdir(parents=True)
     (half / "__0_0.distcp").write_bytes(b"\0" * 100)
     run = launcher(manifest, out, "--nproc", "2", "--max-restarts", "1",
-                   **{"train_steps": steps, "checkpoint.interval": 5})
+                   **{"train_steps": steps, "checkpoint.interval": every})
     deadline = time.time() + 150
     while time.time() < deadline and run.poll() is None:
-        if (out / "metrics.jsonl").exists() and len(metrics(out)) >= 7:
-            break  # the checkpoint of step 5 is sealed: the step-6 line is written after it
+        if (out / "metrics.jsonl").exists() and len(metrics(out)) >= every + 2:
+            break  # the checkpoint of step 4 is sealed: the step-5 line is written after it
         time.sleep(0.05)
     pid = worker_pid(run.pid, local_rank=1)
     assert run.poll() is None and pid is not None, run.communicate()[0][-3000:]
@@ -121,7 +121,7 @@ def test_killed_rank_restarts_and_resumes_from_the_newest_checkpoint(tmp_path, m
     assert "dp 2 x pp 1 x tp 1 = 2 ranks" in log, log[-4000:]
     assert "restart 1 after a failure" in log, log[-4000:]
     resumed_from = int(log.split("resuming from ")[1].split("step-")[1][:8])
-    assert 5 <= resumed_from < steps and resumed_from % 5 == 0
+    assert every <= resumed_from < steps and resumed_from % every == 0
 
     full = Trainer.from_manifest(TrainConfig.from_settings(
         {**SETTINGS, "train_steps": steps, "output_dir": str(tmp_path / "full")}), manifest)
