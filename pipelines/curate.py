@@ -152,8 +152,8 @@ def _quality_model(cfg: CurateConfig, override: str | None) -> dict | None:
 def pipeline_options(beam_args: list[str]) -> PipelineOptions:
     """Beam options; without ``--runner``: FnApiRunner, one worker process per core
     (multi-processing), or the job in this process where that is one worker (in-memory: the
-    same pickled DoFns without a process and a gRPC hop per element; the sample's curate took
-    24 s of CPU with one worker process and 15 s in memory).  For the local runner (only),
+    same pickled DoFns without a process and a gRPC hop per element: on the sample, 1.27x less
+    CPU than one worker process, bench/bench_local_running_mode.py).  For the local runner (only),
     Beam's lossy data plane is fixed first (``infra.compat.beam.safe_local_data_plane``;
     ``CompatError`` on an unverified Beam).  An argument that is no Beam option raises
     ``cli_options.OptionError`` naming it."""

@@ -11,8 +11,8 @@ from blending.indexed_dataset import IndexedDataset
 
 
 STEPS = 6  # the loss has fallen by then (10.99 -> ~10.5); a step costs each of the 2 ranks ~0.75 s of CPU
-# One Beam worker: curate runs in memory (15 s of CPU where 2 worker processes take 30 s);
-# worker processes are test_curate's and the cluster tests'.
+# One Beam worker: curate runs in memory (16 s of CPU where 2 worker processes take 27 s,
+# bench/bench_local_running_mode.py); worker processes are test_curate's and the cluster tests'.
 WORKERS = 1
 
 
