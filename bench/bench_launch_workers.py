@@ -26,16 +26,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "tests", "training"))
 
+from machine_cpu import busy_seconds  # noqa: E402  (bench/, this script's folder)
+
 SETTINGS = {"model.name": "tiny", "seq_length": 32, "global_batch_size": 8,
             "micro_batch_size": 1, "lr": 3e-3, "warmup_tokens": 0, "dtype": "float32",
             "seed": 7, "tensorboard": False, "validation.batches": 0}
-
-
-def busy_seconds() -> float:
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    ticks = sum(fields[:3]) + sum(fields[5:8])  # user nice system irq softirq steal
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def launch(tree: str, manifest: str, out: str, nproc: int) -> tuple[float, float]:

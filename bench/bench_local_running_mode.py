@@ -24,14 +24,9 @@ import sys
 import tempfile
 import time
 
+from machine_cpu import busy_seconds  # bench/, this script's folder
+
 SIDES = (("multi_processing", 1), ("multi_processing", 2), ("in_memory", 1))
-
-
-def busy_seconds() -> float:
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    ticks = sum(fields[:3]) + sum(fields[5:8])  # user nice system irq softirq steal
-    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def shard_digest(run: str) -> str:
