@@ -1,5 +1,5 @@
 """Object storage for real: a moto S3 server on 127.0.0.1; curate (installed wheel, checkout
-hidden, 2 local worker processes) reads the raw corpus, the language model, the quality model,
+hidden, a local worker process) reads the raw corpus, the language model, the quality model,
 the tokenizer and the eval-task files from ``s3://`` and writes its RUN there through Beam's S3
 filesystem (the ``s3_run`` fixture, conftest.py).  Here: every planted record's fate, the
 terminal output, then the documented path to training: ``mtnlg stage`` (checksums verified),
@@ -7,8 +7,7 @@ terminal output, then the documented path to training: ``mtnlg stage`` (checksum
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import logging
 import time
 
 import pyarrow.parquet as pq
@@ -35,8 +34,9 @@ def test_s3_run_prints_a_short_summary(s3_run, s3):
 
 
 def test_s3_run_accounts_for_every_planted_record(s3_run, sample):
-    """2 worker processes (every DoFn and config object pickled): every record the sample
-    planted is read once, each malformed one is a dead letter, and the counters add up."""
+    """A worker process apart from the driver (every DoFn and config object pickled): every
+    record the sample planted is read once, each malformed one is a dead letter, and the
+    counters add up."""
     info = s3_run.info
     truth = json.loads((sample / "ground_truth.json").read_text())
     assert info["accounting_ok"] and info["runner"] == "FnApiRunner"
@@ -68,7 +68,9 @@ def test_s3_run_accounts_for_every_planted_record(s3_run, sample):
     assert any(c["stage"] == "language" and c["reason"] == "wrong_language" for c in counters)
 
 
-def test_s3_run_stages_blends_and_trains(installed, s3_run, s3, tmp_path):
+def test_s3_run_stages_blends_and_trains(installed, s3_run, s3, tmp_path, caplog):
+    from mtnlg import cli
+
     endpoint, client = s3
     s3_opts = ["--s3_endpoint_url", endpoint]  # credentials come from the environment
     info = s3_run.info
@@ -88,13 +90,14 @@ def test_s3_run_stages_blends_and_trains(installed, s3_run, s3, tmp_path):
     proc = installed.run(["mtnlg", "blend", "--spec", "demo", "--run", str(staged),
                           "--output", str(manifest)], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    # Training needs torch ([train]); the base venv has none, so the test's own env trains.
-    train = subprocess.run([sys.executable, "-m", "mtnlg.cli", "train", "--manifest", str(manifest),
-                            "--config", "demo", "--steps", "2", "--nproc", "1",
-                            "--output", str(tmp_path / "train")],
-                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert train.returncode == 0, train.stdout[-2000:] + train.stderr[-3000:]
-    assert "matches the manifest" in train.stdout + train.stderr  # the tokenizer was verified
+    # Training needs torch ([train]); the base venv has none, so the test's own process trains
+    # (`mtnlg train --nproc 1` runs in the process that calls it; torchrun's launch is
+    # test_elastic_launch's).
+    with caplog.at_level(logging.INFO):
+        rc = cli.main(["train", "--manifest", str(manifest), "--config", "demo", "--steps", "2",
+                       "--nproc", "1", "--output", str(tmp_path / "train")])
+    assert rc == 0, caplog.text[-3000:]
+    assert "matches the manifest" in caplog.text  # the tokenizer was verified
     print(f"\ncurate on s3 {s3_run.seconds:.1f}s, stage {stage_secs:.1f}s")
 
 
