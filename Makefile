@@ -26,17 +26,20 @@ venv: $(STAMP)
 # again (an import of both: 5 s with bytecode, 12-18 s without).
 PYCACHE := PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache PYTHONDONTWRITEBYTECODE=
 # Compiled when the venv is made: without it, the suite's first processes all compiled the same
-# modules at once (the suite took 50 s longer with an empty .venv/pycache).
-WARM_IMPORTS := mtnlg.cli, pipelines.curate, training.launch, training.trainer, torch._dynamo, \
-  torch.distributed.checkpoint, torch.distributed.pipelining, torch.distributed.fsdp, \
-  apache_beam.runners.portability.fn_api_runner, pytest, xdist, hypothesis
+# modules at once (the suite took 50 s longer with an empty .venv/pycache). Two interpreters, one
+# per core, compile the torch side and the Beam side at once: 16.5 s where one took 29.5 s (2-core
+# VM); a module both import is written twice, each time whole (Python replaces a .pyc atomically).
+WARM_TORCH := training.launch, training.trainer, torch._dynamo, torch.distributed.checkpoint, \
+  torch.distributed.pipelining, torch.distributed.fsdp
+WARM_BEAM := mtnlg.cli, pipelines.curate, apache_beam.runners.portability.fn_api_runner, pytest, \
+  xdist, hypothesis
 
 # Everything: the base (curation worker) set plus [train] (torch), [aws] (s3://), [hf], [dev]
 # and [eval], each at the version requirements/lock.txt pins (pip constraints), installed by uv
 # (pinned below) from the sources pip is configured with (requirements/uv_sources.py): about
 # 25 s on the 2-core VM where pip took about 4 minutes. Bytecode: uv compiling all 22,000
 # modules took 45 s, and a run imports a fraction of them; the modules every command imports
-# are compiled once by importing them (WARM_IMPORTS, into PYCACHE), the rest on first use.
+# are compiled once by importing them (WARM_TORCH, WARM_BEAM, into PYCACHE), the rest on first use.
 # The lock pins torch's CPU build (2.13.0+cpu, on this machine's disk): a CPU machine never gets
 # a CUDA build. Where the system Python already has torch (GPU machines), the venv sees it
 # through --system-site-packages and keeps it, with what it requires
@@ -50,7 +53,8 @@ $(STAMP): pyproject.toml $(LOCK)
 	  $(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[$(EXTRAS)]"; else \
 	  $(BIN)/uv pip install -q --python $(BIN)/python -c $(VENV)/constraints.txt \
 	    $$($(BIN)/python requirements/uv_sources.py) -e ".[$(EXTRAS)]"; fi
-	$(PYCACHE) $(BIN)/python -c "import $(WARM_IMPORTS)"
+	$(PYCACHE) $(BIN)/python -c "import $(WARM_TORCH)" & torch=$$!; \
+	  $(PYCACHE) $(BIN)/python -c "import $(WARM_BEAM)" && wait $$torch
 	touch $(STAMP)
 
 # Re-resolve requirements/lock.txt from pyproject.toml (+ requirements/lock.in) after a
