@@ -37,6 +37,7 @@ DTYPES = ("float32", "bfloat16")
 PP_SCHEDULES = ("1f1b", "interleaved_1f1b")
 DATA_PARALLEL = ("ddp", "zero1", "fsdp")
 AC_MODES = ("none", "full", "selective")
+COMPILE_BACKENDS = ("inductor", "aot_eager", "eager")
 
 
 def _need(cond: bool, setting: str, msg: str, value=dataclasses.MISSING) -> None:
@@ -179,6 +180,10 @@ class ParallelismSection:
     selective (keep matmul and attention outputs, recompute the cheap element-wise ops)."""
     compile: bool = False
     """torch.compile each transformer block."""
+    compile_backend: str = "inductor"
+    """torch.compile's backend when compile is on: inductor (generated kernels: Triton on GPUs,
+    C++ on CPUs), aot_eager (graph capture and AOTAutograd with eager kernels: to tell a
+    capture problem from a code-generation one), or eager (graph capture only)."""
 
     def __post_init__(self) -> None:
         _need(self.dp == -1 or self.dp > 0, "dp", "must be > 0, or -1 to infer", self.dp)
@@ -197,6 +202,8 @@ class ParallelismSection:
               f"must be one of {DATA_PARALLEL}", self.data_parallel)
         _need(self.activation_checkpoint in AC_MODES, "activation_checkpoint",
               f"must be one of {AC_MODES}", self.activation_checkpoint)
+        _need(self.compile_backend in COMPILE_BACKENDS, "compile_backend",
+              f"must be one of {COMPILE_BACKENDS}", self.compile_backend)
 
 
 VERIFY_SHARDS = ("stamps", "full", "none")

@@ -152,10 +152,10 @@ def apply_ac(model: nn.Module, mode: str) -> None:
                 create_selective_checkpoint_contexts, _selective_policy()))
 
 
-def apply_compile(model: nn.Module) -> None:
+def apply_compile(model: nn.Module, backend: str = "inductor") -> None:
     """torch.compile each block in place (names unchanged; one graph reused by every block)."""
     for block in model.layers.values():
-        block.compile()
+        block.compile(backend=backend)
 
 
 def apply_dp(model: nn.Module, dp_mesh: DeviceMesh, mode: str, bf16: bool) -> None:
@@ -184,7 +184,8 @@ def apply_dp(model: nn.Module, dp_mesh: DeviceMesh, mode: str, bf16: bool) -> No
 
 def parallelize(model: nn.Module, mesh: DeviceMesh | None, dims: ParallelDims,
                 activation_checkpoint: str = "none", compile: bool = False,
-                data_parallel: str = "ddp", bf16: bool = False) -> nn.Module:
+                data_parallel: str = "ddp", bf16: bool = False,
+                compile_backend: str = "inductor") -> nn.Module:
     """Apply parallelism to a plain model (or one pipeline stage) in place and return it.
 
     Works on a model built on the meta device (nothing is allocated); ``materialize`` then
@@ -199,8 +200,8 @@ def parallelize(model: nn.Module, mesh: DeviceMesh | None, dims: ParallelDims,
                  len(model.layers))
         apply_ac(model, activation_checkpoint)
     if compile:
-        log.info("compiling %d blocks with torch.compile", len(model.layers))
-        apply_compile(model)
+        log.info("compiling %d blocks with torch.compile (%s)", len(model.layers), compile_backend)
+        apply_compile(model, compile_backend)
     if dims.dp_enabled:
         log.info("data parallel over %d ranks: %s", dims.dp, {
             "fsdp": "FSDP2 fully_shard" + (" (bf16 params, fp32 reduce)" if bf16 else ""),

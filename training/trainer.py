@@ -159,7 +159,7 @@ class Trainer:
         bf16 = cfg.model.dtype == "bfloat16"
         for part in parts:
             parallelize(part, self.mesh, self.dims, p.activation_checkpoint, p.compile,
-                        p.data_parallel, bf16)
+                        p.data_parallel, bf16, p.compile_backend)
             materialize(part, self.device, cfg.seed)
         local = sum((q.to_local() if hasattr(q, "to_local") else q).numel()
                     for part in parts for q in part.parameters())

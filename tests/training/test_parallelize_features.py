@@ -3,11 +3,13 @@ losses as eager without recomputation, and the wrapping really happens. FSDP2 ru
 in test_parallel_layouts.py."""
 
 import pytest
+import torch
 import torch.utils.checkpoint as torch_checkpoint
 
 import training.parallelize as parallelize
 from layout_worker import BASE, SEQ
 from training_fixtures import TOKENIZER, RepeatedDataset
+from infra.config import ConfigError
 from training.config import TrainConfig
 from training.trainer import Trainer
 
@@ -77,9 +79,18 @@ def test_activation_checkpoint_same_losses_and_recomputes(tmp_path, monkeypatch,
         assert abs(r["grad_norm"] - e["grad_norm"]) < 1e-6, (mode, r["step"])
 
 
-@pytest.mark.slow  # inductor's cold C++ compile of the block takes ~50 s on a shared 2-core CPU
-def test_compile_matches_eager(tmp_path, eager):
-    trainer = make_trainer(tmp_path, compile=True, train_steps=2)
+# On CPUs inductor generates C++ (its cold compile of the block: ~50 s of CPU on a shared 2-core
+# machine), not the Triton kernels it generates on the GPUs training runs on: the suite checks the
+# wiring (per-block compile, names, numerics through dynamo and AOTAutograd) with aot_eager, and
+# inductor where a GPU is (the device check in the closing note of issue 25 ran it on an H100).
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", [
+    "aot_eager",
+    pytest.param("inductor", marks=pytest.mark.skipif(
+        not torch.cuda.is_available(), reason="inductor runs where a GPU is (Triton kernels)")),
+])
+def test_compile_matches_eager(tmp_path, eager, backend):
+    trainer = make_trainer(tmp_path, compile=True, compile_backend=backend, train_steps=2)
     assert all(block._compiled_call_impl is not None for block in trainer.model.layers.values())
     assert set(trainer.model.state_dict()) == eager[1]
     rows = trainer.train()
@@ -87,3 +98,8 @@ def test_compile_matches_eager(tmp_path, eager):
     for r, e in zip(rows, eager[0]):
         assert abs(r["loss"] - e["loss"]) < 1e-4, (r["step"], r["loss"], e["loss"])
         assert abs(r["grad_norm"] - e["grad_norm"]) < 1e-4, r["step"]
+
+
+def test_unknown_compile_backend_is_a_config_error():
+    with pytest.raises(ConfigError, match="compile_backend"):
+        TrainConfig.from_settings({**BASE, "compile": True, "compile_backend": "tvm"})
