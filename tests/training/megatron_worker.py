@@ -28,14 +28,17 @@ import torch.nn.functional as F
 
 warnings.filterwarnings("ignore")
 
+# At module level: spawn.py's rank server imports the worker once and forks every rank from it
+# (megatron-core's import is 2 s of CPU).
+from megatron.core import parallel_state, tensor_parallel  # noqa: E402
+from megatron.core.models.gpt import GPTModel  # noqa: E402
+from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec  # noqa: E402
+from megatron.core.transformer.transformer_config import TransformerConfig  # noqa: E402
+
 
 def main(argv: list[str] | None = None) -> None:
     export_dir, tokens_path, out_path = (sys.argv[1:] if argv is None else argv)[:3]
     dist.init_process_group("gloo")
-    from megatron.core import parallel_state, tensor_parallel
-    from megatron.core.models.gpt import GPTModel
-    from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
-    from megatron.core.transformer.transformer_config import TransformerConfig
 
     tp = dist.get_world_size()
     parallel_state.initialize_model_parallel(tensor_model_parallel_size=tp)

@@ -34,6 +34,8 @@ import threading
 
 import torch.multiprocessing as mp
 
+from training.elastic import WORKER_PRELOAD
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 # torchrun's variables: a job gets its own, never the caller's
@@ -65,11 +67,9 @@ def _rank(local_rank: int, nproc: int, port: int, worker, argv: list[str]) -> No
     worker.main()
 
 
-# What a rank of the trainer imports lazily on its first step (torch.optim's step imports
-# dynamo, and with it parts of inductor; logging imports tensorboard; the layouts import
-# pipelining and FSDP): imported once here instead of once per rank (~0.5 s of CPU each).
-WARM = ("torch._dynamo", "torch.utils.tensorboard", "torch.distributed.pipelining",
-        "torch.distributed.fsdp")
+# What a rank of the trainer imports, lazily imported parts of torch included: the launcher's
+# forkserver list, imported once here instead of once per rank (1.5-2 s of CPU each).
+WARM = WORKER_PRELOAD
 
 _workers: dict[str, object] = {}
 
