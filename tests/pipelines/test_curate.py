@@ -1,4 +1,6 @@
-"""The whole curate job on a tiny corpus, with 2 worker processes (every DoFn is pickled)."""
+"""The whole curate job on a tiny corpus, run by the local runner in this process (every DoFn is
+pickled and unpickled all the same), then again by two worker threads: the same bytes. Worker
+processes are the cluster tests' (one local worker process, and an EXTERNAL pool of two)."""
 import glob
 import gzip
 import io
@@ -25,8 +27,8 @@ def run_dir(tmp_path_factory):
     terminal = io.StringIO()  # what the terminal (or a cluster job's log) shows while it runs
     saved, cli_options.terminal = cli_options.terminal, lambda: terminal
     try:
-        rc = curate.run(["--config", cfg, "--output", out, "--direct_running_mode=multi_processing",
-                         "--direct_num_workers=2", "--progress-every", "0.2"])
+        rc = curate.run(["--config", cfg, "--output", out, "--direct_running_mode=in_memory",
+                         "--direct_num_workers=1", "--progress-every", "0.2"])
     finally:
         cli_options.terminal = saved
     assert rc == 0
@@ -95,8 +97,8 @@ def test_rerun_gives_the_same_shard_bytes(run_dir, tmp_path):
     info = json.load(open(os.path.join(run_dir, "run.json")))
     before = {p: open(os.path.join(run_dir, p + ".bin"), "rb").read()
               for s in info["sources"].values() for p in s["shards"]}
-    rc = curate.run(["--config", info["config_path"], "--output", run_dir, "--direct_num_workers=1",
-                     "--direct_running_mode=in_memory"])
+    rc = curate.run(["--config", info["config_path"], "--output", run_dir, "--direct_num_workers=2",
+                     "--direct_running_mode=multi_threading"])
     assert rc == 0
     after = {p: open(os.path.join(run_dir, p + ".bin"), "rb").read() for p in before}
     assert before == after

@@ -35,10 +35,10 @@ def curated(tmp_path_factory):
     from pipelines import curate
 
     tmp = tmp_path_factory.mktemp("takedown")
-    assert sample_data.main([str(tmp / "raw"), "--docs", "400"]) == 0
+    assert sample_data.main([str(tmp / "raw"), "--docs", "200"]) == 0
     with open(local_path(config_path("sources", "demo"))) as f:
         cfg = yaml.safe_load(f)
-    cfg["shards"]["max_tokens_per_shard"] = 12_000
+    cfg["shards"]["max_tokens_per_shard"] = 6_000
     with open(tmp / "cfg.yaml", "w") as f:
         yaml.safe_dump(cfg, f)
     run = str(tmp / "run")
