@@ -240,6 +240,9 @@ class ValidationSection:
 
 @dataclass
 class CheckpointSection:
+    enabled: bool = True
+    """Write checkpoints. false: none at all, not at the end nor on SIGTERM (throughput
+    benchmarks, smoke runs; a restarted or resumed run then starts from scratch)."""
     interval: int = 0
     """Save a checkpoint every N steps; 0 saves only at the end (and on SIGTERM)."""
     keep_last: int = 0
@@ -259,6 +262,10 @@ class CheckpointSection:
 
     def __post_init__(self) -> None:
         _need(self.interval >= 0, "interval", "must be >= 0", self.interval)
+        _need(self.enabled or not self.interval, "interval",
+              "saves every N steps, but checkpoint.enabled is false", self.interval)
+        _need(self.enabled or not self.export_hf, "export_hf",
+              "exports the final checkpoint, but checkpoint.enabled is false", self.export_hf)
         _need(self.keep_last >= 0, "keep_last", "must be >= 0 (0 keeps all)", self.keep_last)
         _need(self.resume is None or bool(self.resume.strip()), "resume",
               "must be auto, a checkpoint folder or null", self.resume)

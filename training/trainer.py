@@ -352,13 +352,15 @@ class Trainer:
                 record["wall_time_s"] = now - t_prev  # loader, step, logging, checkpoint
                 t_prev = now
                 if self._agree_to_stop():
-                    log.warning("SIGTERM: checkpointing at step %d and stopping", self.step)
+                    log.warning("SIGTERM: %s at step %d", "checkpointing and stopping"
+                                if cfg.checkpoint.enabled else "stopping (checkpoint.enabled is "
+                                "false: no checkpoint)", self.step)
                     break
             if not self._stop_requested and history:  # (a finished run resumed: nothing new)
                 self._validate(metrics)
         if bar is not None:
             bar.close()
-        if self._last_saved_step != self.step:
+        if cfg.checkpoint.enabled and self._last_saved_step != self.step:
             self.save_checkpoint()
         self.checkpoints.wait()
         if cfg.checkpoint.export_hf and not self._stop_requested:

@@ -10,8 +10,6 @@ from __future__ import annotations
 import glob
 import gzip
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -40,9 +38,10 @@ def _dedup_only_config(path: Path) -> str:
 @pytest.fixture(scope="module")
 def dedup_run(tmp_path_factory):
     """``mtnlg curate`` itself (its dedup stage: ``pipelines.stages.build_dedup``) on the sample."""
+    from mtnlg import sample_data
+
     sample = tmp_path_factory.mktemp("sample")
-    subprocess.run([sys.executable, "-m", "mtnlg.sample_data", str(sample), "--docs", "3000"],
-                   check=True, cwd=ROOT, capture_output=True)
+    assert sample_data.main([str(sample), "--docs", "3000"]) == 0
     tmp = tmp_path_factory.mktemp("run")
     run = tmp / "run"
     assert curate.run(["--config", _dedup_only_config(tmp / "cfg.yaml"), "--input-root", str(sample),

@@ -81,7 +81,8 @@ def test_two_nodes_on_one_machine_train_as_one_process(tmp_path, manifest):
     logs = [finish(n) for n in nodes]
     assert any("dp 1 x pp 2 x tp 1 = 2 ranks" in log for log in logs), logs[0][-3000:]
     one_rows = Trainer.from_manifest(TrainConfig.from_settings(
-        {**SETTINGS, "train_steps": 3, "output_dir": str(tmp_path / "one-process")}), manifest).train()
+        {**SETTINGS, "train_steps": 3, "checkpoint.enabled": False,
+         "output_dir": str(tmp_path / "one-process")}), manifest).train()
     two_rows = metrics(tmp_path / "two-nodes")
     assert [r["step"] for r in two_rows] == [r["step"] for r in one_rows] == [1, 2, 3]
     # The losses agree (measured: bit for bit); the gradient norm is a float32 sum of squares
@@ -126,7 +127,8 @@ def test_killed_rank_restarts_and_resumes_from_the_newest_checkpoint(tmp_path, m
     assert every <= resumed_from < steps and resumed_from % every == 0
 
     full = Trainer.from_manifest(TrainConfig.from_settings(
-        {**SETTINGS, "train_steps": steps, "output_dir": str(tmp_path / "full")}), manifest)
+        {**SETTINGS, "train_steps": steps, "checkpoint.enabled": False,
+         "output_dir": str(tmp_path / "full")}), manifest)
     reference = full.train()
     rows = metrics(out)
     assert [r["step"] for r in rows] == list(range(1, steps + 1))  # each step logged once

@@ -76,8 +76,9 @@ def test_sigterm_checkpoints_and_stops(tmp_path):
 
 
 def test_metrics_have_throughput_and_shares(tmp_path):
-    cfg = config(tmp_path, train_steps=1)
+    cfg = config(tmp_path, train_steps=1, **{"checkpoint.enabled": False})
     Trainer(cfg, RepeatedDataset(SEQ), TOKENIZER, source_targets={"a": 0.5, "b": 0.5}).train()
+    assert not list((tmp_path / "out").glob("checkpoints/step-*"))  # checkpoint.enabled false
     row = json.loads(open(cfg.metrics_path).readline())
     for key in ("tflops_per_device", "mfu", "peak_memory_bytes", "source_share",
                 "source_target"):

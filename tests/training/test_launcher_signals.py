@@ -70,7 +70,7 @@ def test_sigterm_to_launcher_checkpoints_and_leaves_nothing(tmp_path):
     # 40 steps, as the sample index depends on the run length, and stop 2 steps after it)
     def trainer(name: str) -> Trainer:
         t = Trainer.from_manifest(TrainConfig.from_settings(
-            {**SETTINGS, "output_dir": str(tmp_path / name)}), manifest)
+            {**SETTINGS, "checkpoint.enabled": False, "output_dir": str(tmp_path / name)}), manifest)
         t.cfg.schedule.train_steps = stopped + 2
         return t
     full = trainer("full").train()

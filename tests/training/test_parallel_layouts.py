@@ -21,6 +21,10 @@ from training.trainer import Trainer
 WORKER = Path(__file__).with_name("layout_worker.py")
 
 
+# Runs whose checkpoint no test reads write none (a DCP save costs each rank ~0.3 s of CPU).
+NO_CHECKPOINT = {"checkpoint.enabled": False}
+
+
 def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dict]:
     """``nproc`` gloo ranks of layout_worker.py (forked by spawn.py, torchrun's environment).
     The run's metrics and checkpoints go beside ``out`` unless ``output_dir`` is given (the
@@ -34,7 +38,7 @@ def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dic
 @pytest.fixture(scope="module")
 def single(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("single")
-    cfg = TrainConfig.from_settings({**BASE, "output_dir": str(out)})
+    cfg = TrainConfig.from_settings({**BASE, **NO_CHECKPOINT, "output_dir": str(out)})
     return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
 
 
@@ -68,7 +72,8 @@ def test_baseline_ramps_the_batch(single):
     (1, 2, 2, "1f1b"),              # pipeline x tensor, the plain 1F1B schedule
 ])
 def test_layout_matches_single_process(tmp_path, single, dp, pp, tp, schedule):
-    overrides = dict(dp=dp, pp=pp, tp=tp, pp_schedule=schedule, output_dir=str(tmp_path))
+    overrides = dict(dp=dp, pp=pp, tp=tp, pp_schedule=schedule, output_dir=str(tmp_path),
+                     **NO_CHECKPOINT)
     if schedule == "interleaved_1f1b":
         overrides["virtual_stages"] = 2
     assert_same_losses(torchrun(dp * pp * tp, tmp_path / "rows.json", **overrides), single)
@@ -85,14 +90,14 @@ def test_2x2x2_interleaved_matches_single_process(run_2x2x2, single):
 def test_2x2x2_checkpoint_continues_in_1x2x1(tmp_path, run_2x2x2, single):
     _, out = run_2x2x2
     rows = torchrun(2, tmp_path / "rows.json", dp=1, pp=2, tp=1, output_dir=str(tmp_path),
-                    resume=str(out / "checkpoints" / "step-00000002"))
+                    resume=str(out / "checkpoints" / "step-00000002"), **NO_CHECKPOINT)
     assert_same_losses(rows, single, first_step=3)
 
 
 @pytest.mark.slow
 def test_2x2x2_checkpoint_loads_into_one_process(tmp_path, run_2x2x2, single):
     _, out = run_2x2x2
-    cfg = TrainConfig.from_settings({**BASE, "output_dir": str(tmp_path)})
+    cfg = TrainConfig.from_settings({**BASE, **NO_CHECKPOINT, "output_dir": str(tmp_path)})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
     trainer.load_checkpoint(str(out / "checkpoints" / "step-00000002"))
     assert trainer.step == 2 and trainer.loader.consumed_samples == 16
@@ -120,7 +125,7 @@ def test_fsdp_layout_matches_single_process(tmp_path, single, dp, pp, tp):
 ])
 def test_zero1_matches_single_process(tmp_path, single, dp, pp, tp):
     rows = torchrun(dp * pp * tp, tmp_path / "rows.json", dp=dp, pp=pp, tp=tp,
-                    data_parallel="zero1", output_dir=str(tmp_path))
+                    data_parallel="zero1", output_dir=str(tmp_path), **NO_CHECKPOINT)
     assert not rows[0]["fsdp"]
     # optimizer state for about half of the parameters this rank holds
     assert rows[0]["optimizer_params"] < 0.75 * rows[0]["model_params"]
@@ -135,7 +140,7 @@ TP_RESUME = dict(vocab_size=300, train_steps=3)
 @pytest.fixture(scope="module")
 def single_v300(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("single300")
-    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, "output_dir": str(out)})
+    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, **NO_CHECKPOINT, "output_dir": str(out)})
     return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
 
 
@@ -143,7 +148,8 @@ def single_v300(tmp_path_factory) -> list[dict]:
 def test_tp2_checkpoint_resumes_at_tp1(tmp_path, single_v300):
     torchrun(2, tmp_path / "rows.json", tp=2, output_dir=str(tmp_path / "tp2"),
              **{**TP_RESUME, "train_steps": 2})
-    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, "output_dir": str(tmp_path / "tp1")})
+    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, **NO_CHECKPOINT,
+                                     "output_dir": str(tmp_path / "tp1")})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
     trainer.load_checkpoint(str(tmp_path / "tp2" / "checkpoints" / "step-00000002"))
     assert_same_losses(trainer.train(), single_v300, first_step=3)
@@ -155,5 +161,6 @@ def test_tp1_checkpoint_resumes_at_tp2(tmp_path, single_v300):
                                      "output_dir": str(tmp_path / "tp1")})
     Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
     rows = torchrun(2, tmp_path / "rows.json", tp=2, output_dir=str(tmp_path / "tp2"),
-                    resume=str(tmp_path / "tp1" / "checkpoints" / "step-00000002"), **TP_RESUME)
+                    resume=str(tmp_path / "tp1" / "checkpoints" / "step-00000002"), **TP_RESUME,
+                    **NO_CHECKPOINT)
     assert_same_losses(rows, single_v300, first_step=3)

@@ -85,6 +85,8 @@ def test_yaml_with_cli_overrides(tmp_path):
     (dict(tp=3), "parallelism.tp"),  # does not divide the 4 heads of tiny
     (dict(data_parallel="allreduce"), "parallelism.data_parallel"),
     ({"checkpoint.keep_last": -1}, "checkpoint.keep_last"),
+    ({"checkpoint.enabled": False, "checkpoint.interval": 5}, "checkpoint.interval"),
+    ({"checkpoint.enabled": False, "checkpoint.export_hf": True}, "checkpoint.export_hf"),
     ({"validation.interval": -1}, "validation.interval"),
     (dict(verify_shards="sometimes"), "data.verify_shards"),
     (dict(verify_shards=True), "data.verify_shards"),  # a bool is not a mode
