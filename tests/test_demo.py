@@ -10,10 +10,14 @@ import pytest
 from blending.indexed_dataset import IndexedDataset
 
 
-STEPS = 6  # the loss has fallen by then (10.99 -> ~10.5); a step costs each of the 2 ranks ~0.75 s of CPU
+STEPS = 6  # the loss has fallen by then (10.99 -> ~10.5)
 # One Beam worker: curate runs in memory (16 s of CPU where 2 worker processes take 27 s,
 # bench/bench_local_running_mode.py); worker processes are test_curate's and the cluster tests'.
 WORKERS = 1
+# One training process: `mtnlg train` then runs in the demo's own process (no elastic agent, no
+# forkserver: ~10 s of CPU less). The launcher's ranks are test_elastic_launch's and
+# test_launcher_signals'; `make demo` itself trains with the default 2.
+NPROC = 1
 
 
 @pytest.mark.slow
@@ -21,7 +25,7 @@ def test_demo_end_to_end(tmp_path: Path):
     work = tmp_path / "demo"
     proc = subprocess.run(
         [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", str(STEPS),
-         "--workers", str(WORKERS),
+         "--workers", str(WORKERS), "--nproc", str(NPROC),
          "--progress-every", "1"],
         capture_output=True, text=True, timeout=1200,
     )
