@@ -112,11 +112,15 @@ class NodeLaunch:
             **extra)
 
 
-def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | None = None) -> int:
-    """Run ``training.launch.main(WORKER_ARGV)`` as this node's workers under the elastic agent
-    and return the launcher's exit status: 0 when every worker succeeded, 1 when the workers
-    failed after ``max_restarts`` restarts, 128 + N when signal N stopped the job (the workers
-    got it first). ``env`` is added to the environment the workers inherit."""
+def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | None = None,
+             worker=None, preload: tuple[str, ...] = WORKER_PRELOAD, what: str = "training") -> int:
+    """Run ``worker(WORKER_ARGV)`` (default ``run_worker``: ``training.launch.main``) as this
+    node's workers under the elastic agent and return the launcher's exit status: 0 when every
+    worker succeeded, 1 when the workers failed after ``max_restarts`` restarts, 128 + N when
+    signal N stopped the job (the workers got it first). ``env`` is added to the environment
+    the workers inherit; ``preload``: the modules the forkserver imports before it forks a
+    worker (``worker`` must be a module-level function of one of them); ``what`` names the job
+    in the log (`mtnlg eval --nproc` runs its ranks here too)."""
     import multiprocessing
 
     from torch.distributed.elastic.multiprocessing.api import SignalException
@@ -128,22 +132,22 @@ def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | Non
     # default), restarted workers read the previous round's gloo/NCCL addresses and cannot
     # connect (pytorch/pytorch#135712; seen here with torch 2.13 and gloo).
     os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")
-    multiprocessing.set_forkserver_preload(list(WORKER_PRELOAD))
+    multiprocessing.set_forkserver_preload(list(preload))
     config = node.launch_config()
     log.info("elastic agent: %d node(s) x %d worker(s), rendezvous c10d %s (id %s), max "
              "restarts %d", node.nnodes, node.nproc_per_node, config.rdzv_endpoint,
              config.run_id, node.max_restarts)
     try:
-        elastic_launch(config, run_worker)(list(worker_argv))
+        elastic_launch(config, worker or run_worker)(list(worker_argv))
     except ChildFailedError as e:
         rank, first = min(e.failures.items()) if e.failures else (None, None)
         why = (f"rank {rank} (local rank {first.local_rank}) exited with "
                f"{_describe_exit(first.exitcode)}") if first else "workers failed"
-        log.error("training failed after %d restart(s): %s", node.max_restarts, why)
+        log.error("%s failed after %d restart(s): %s", what, node.max_restarts, why)
         return 1
     except SignalException as e:
-        log.warning("%s: the workers were stopped (they checkpoint after the current step)",
-                    e.sigval.name)
+        log.warning("%s: the workers were stopped%s", e.sigval.name,
+                    " (they checkpoint after the current step)" if what == "training" else "")
         return 128 + int(e.sigval)
     return 0
 

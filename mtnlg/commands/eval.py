@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", required=True, help="results JSON to write")
     p.add_argument("--report", help="also write an HTML page: accuracy per checkpoint step")
     p.add_argument("--nproc", type=int, default=1,
-                   help="processes on this machine (torchrun), data-parallel over examples")
+                   help="processes on this machine (torch's elastic agent, as `mtnlg train "
+                        "--nproc`), data-parallel over examples")
     p.add_argument("--device", help="cpu | cuda (default: cuda when available)")
     p.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"),
                    help="weights and activations (log-softmax is always float32)")
@@ -88,15 +89,29 @@ def parse_task_data(items: list[str]) -> dict[str, str]:
     return out
 
 
-def relaunch_with_torchrun(argv: list[str], nproc: int) -> int:
-    import subprocess
+# What the forkserver of `--nproc N` imports once, before it forks the ranks.
+EVAL_PRELOAD = ("mtnlg.commands.eval", "training.eval.runner", "training.eval.load",
+                "training.eval.data", "training.eval.tasks", "torch.distributed")
+
+
+def relaunch(argv: list[str], nproc: int) -> int:
+    """Run this command as ``nproc`` ranks on this machine under torch's elastic agent, as
+    `mtnlg train --nproc` does (``training.elastic``: torchrun's environment, signals passed on
+    to the ranks, ranks forked from one forkserver that imported torch and the evaluator)."""
+    from training.elastic import NodeLaunch, run_node
 
     rest = [a for i, a in enumerate(argv) if not (a == "--nproc" or a.startswith("--nproc=")
                                                  or (i and argv[i - 1] == "--nproc"))]
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-           f"--nproc-per-node={nproc}", "-m", "mtnlg.commands.eval", *rest]
-    log.info("launching: %s", " ".join(cmd))
-    return subprocess.call(cmd)
+    log.info("evaluating with %d processes (torch's elastic agent)", nproc)
+    return run_node(NodeLaunch(nproc_per_node=nproc), rest, worker=rank_main,
+                    preload=EVAL_PRELOAD, what="eval")
+
+
+def rank_main(argv: list[str]) -> None:
+    """One rank of ``relaunch``: this command; a non-zero status ends the rank with it."""
+    code = main(argv)
+    if code:
+        raise SystemExit(code)
 
 
 def _init_distributed(device: str) -> None:
@@ -188,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.shots < 0 or (args.limit is not None and args.limit < 1) or args.nproc < 1:
         build_parser().error("--shots must be >= 0, --limit and --nproc >= 1")
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
-        return relaunch_with_torchrun(argv, args.nproc)
+        return relaunch(argv, args.nproc)
     try:
         results = run(args)
     except (OSError, ValueError) as err:

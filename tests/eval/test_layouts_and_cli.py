@@ -53,7 +53,7 @@ def test_tp2_checkpoint_scores_as_its_tp1_reload_and_2_processes_as_1(tmp_path):
     assert per_task(a) == per_task(b)  # same weights, same real vocabulary: identical numbers
     assert a["checkpoints"][0]["consumed_tokens"] == b["checkpoints"][0]["consumed_tokens"] == 128
 
-    # data parallel over examples: 2 processes (torchrun, gloo) give the 1-process numbers
+    # data parallel over examples: 2 processes (the elastic agent, gloo) give the 1-process numbers
     two = tmp_path / "two.json"
     subprocess.run([sys.executable, "-m", "mtnlg.commands.eval", "--checkpoint", tp2, "--tasks",
                     TASKS, "--limit", "4", "--nproc", "2", "--output", str(two)],
