@@ -242,7 +242,8 @@ class ValidationSection:
 class CheckpointSection:
     enabled: bool = True
     """Write checkpoints. false: none at all, not at the end nor on SIGTERM (throughput
-    benchmarks, smoke runs; a restarted or resumed run then starts from scratch)."""
+    benchmarks, smoke runs; with none written, workers restarted after a failure start from
+    scratch). Loading one (`resume`) is unaffected."""
     interval: int = 0
     """Save a checkpoint every N steps; 0 saves only at the end (and on SIGTERM)."""
     keep_last: int = 0
