@@ -29,8 +29,10 @@ PYCACHE := PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache PYTHONDONTWRITEBYTECOD
 # modules at once (the suite took 50 s longer with an empty .venv/pycache). Two interpreters, one
 # per core, compile the torch side and the Beam side at once: 16.5 s where one took 29.5 s (2-core
 # VM); a module both import is written twice, each time whole (Python replaces a .pyc atomically).
-WARM_TORCH := training.launch, training.trainer, torch._dynamo, torch.distributed.checkpoint, \
-  torch.distributed.pipelining, torch.distributed.fsdp
+# The torch side is what the launcher's forkserver preloads for every rank (one list:
+# training.elastic.WORKER_PRELOAD).
+WARM_TORCH := import importlib, torch.distributed.checkpoint, training.elastic as e; \
+  [importlib.import_module(m) for m in e.WORKER_PRELOAD]
 WARM_BEAM := mtnlg.cli, pipelines.curate, apache_beam.runners.portability.fn_api_runner, pytest, \
   xdist, hypothesis
 
@@ -53,7 +55,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	  $(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[$(EXTRAS)]"; else \
 	  $(BIN)/uv pip install -q --python $(BIN)/python -c $(VENV)/constraints.txt \
 	    $$($(BIN)/python requirements/uv_sources.py) -e ".[$(EXTRAS)]"; fi
-	$(PYCACHE) $(BIN)/python -c "import $(WARM_TORCH)" & torch=$$!; \
+	$(PYCACHE) $(BIN)/python -c "$(WARM_TORCH)" & torch=$$!; \
 	  $(PYCACHE) $(BIN)/python -c "import $(WARM_BEAM)" && wait $$torch
 	touch $(STAMP)
 

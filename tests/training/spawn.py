@@ -68,7 +68,7 @@ def _rank(local_rank: int, nproc: int, port: int, worker, argv: list[str]) -> No
 
 
 # What a rank of the trainer imports, lazily imported parts of torch included: the launcher's
-# forkserver list, imported once here instead of once per rank (1.5-2 s of CPU each).
+# forkserver list, imported once here instead of once per rank (1.0-1.3 s of CPU each).
 WARM = WORKER_PRELOAD
 
 _workers: dict[str, object] = {}
