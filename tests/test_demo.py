@@ -15,8 +15,8 @@ STEPS = 6  # the loss has fallen by then (10.99 -> ~10.5)
 # bench/bench_local_running_mode.py); worker processes are test_curate's and the cluster tests'.
 WORKERS = 1
 # One training process: `mtnlg train` then runs in the demo's own process (no elastic agent, no
-# forkserver: ~10 s of CPU less). The launcher's ranks are test_elastic_launch's and
-# test_launcher_signals'; `make demo` itself trains with the default 2.
+# forkserver: ~10 s of CPU less). The launcher's ranks are test_elastic_launch's (two
+# nodes; a restart, then SIGTERM); `make demo` itself trains with the default 2.
 NPROC = 1
 
 

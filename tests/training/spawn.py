@@ -7,7 +7,7 @@ Each rank gets the environment torchrun gives it (RANK, LOCAL_RANK, WORLD_SIZE,
 LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT) and runs the worker's ``main()`` with ``ARGS`` as
 its command line, so the trainer initialises its process group exactly as under torchrun. What
 is saved is torchrun's agent and an import of torch per rank. `mtnlg train --nproc` itself goes
-through torchrun's agent, tested in test_elastic_launch.py and test_launcher_signals.py.
+through torchrun's agent, tested in test_elastic_launch.py.
 Forking after `import torch` is safe here: no thread exists yet (OMP_NUM_THREADS=1, no process
 group). A rank that dies (exception or signal) fails the whole run with its traceback or signal
 name, exit status 1.

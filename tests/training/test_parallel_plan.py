@@ -46,7 +46,7 @@ def test_plan_rejects_bad_layout():
 def test_nproc_starts_the_workers_through_the_elastic_agent(monkeypatch):
     """`--nproc 2` runs the same command as this node's workers under torch's elastic agent,
     with the environment the pre-flight checks returned (the real agent, rendezvous, restarts
-    and signals are exercised end to end in test_elastic_launch and test_launcher_signals)."""
+    and signals are exercised end to end in test_elastic_launch)."""
     launched = []
     monkeypatch.setattr("training.launch.setup_logging", lambda: None)
     monkeypatch.setattr("training.launch.preflight", lambda args, cfg: {"CHECKED": "1"})
