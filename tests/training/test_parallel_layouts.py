@@ -1,10 +1,12 @@
 """3D parallelism on CPU/gloo with real processes (torchrun's environment, forked by spawn.py):
 every (dp, pp, tp) layout gives the losses of one process to 1e-5 in fp32, over 3 steps whose
 global batch ramps 8 -> 12 at step 3 (the number of micro-batches changes); a 2x2x2 checkpoint
-continues in 1x2x1.
+continues in 1x2x1; a tp 2 checkpoint continues at tp 1 and a tp 1 one at tp 2.
 
-The tiny model here has 4 layers, hidden 64, vocab 256. Data parallel is FSDP2's `replicate`
-(gradient all-reduce overlapped with backward) unless a test asks for zero1 or fsdp.
+The tiny model here has 4 layers, hidden 64, vocabulary 300 (padded to 384 at every tp: a
+checkpoint reloads at another tp; Megatron's 128 x tp padding gave 384 at tp 1, 512 at tp 2).
+Data parallel is FSDP2's `replicate` (gradient all-reduce overlapped with backward) unless a
+test asks for zero1 or fsdp.
 """
 
 import json
@@ -24,6 +26,7 @@ WORKER = Path(__file__).with_name("layout_worker.py")
 # Runs whose checkpoint no test reads write none (a save of this model: 0.3-0.45 s of CPU in
 # one process).
 NO_CHECKPOINT = {"checkpoint.enabled": False}
+VOCAB = {"vocab_size": 300}
 
 
 def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dict]:
@@ -31,6 +34,7 @@ def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dic
     The run's metrics and checkpoints go beside ``out`` unless ``output_dir`` is given (the
     config's default is relative to the job's working directory, the checkout)."""
     overrides.setdefault("output_dir", str(out.parent))
+    overrides = {**VOCAB, **overrides}
     rc, log = spawn.run(nproc, WORKER, out, json.dumps(overrides), timeout=timeout)
     assert rc == 0, log[-4000:]
     return json.loads(out.read_text())
@@ -39,8 +43,16 @@ def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dic
 @pytest.fixture(scope="module")
 def single(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("single")
-    cfg = TrainConfig.from_settings({**BASE, **NO_CHECKPOINT, "output_dir": str(out)})
+    cfg = TrainConfig.from_settings({**BASE, **VOCAB, **NO_CHECKPOINT, "output_dir": str(out)})
     return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
+
+
+@pytest.fixture(scope="module")
+def run_tp2(tmp_path_factory) -> Path:
+    """tp 2 (tensor + sequence parallel, loss_parallel) with a checkpoint at step 2."""
+    out = tmp_path_factory.mktemp("tp2")
+    rows = torchrun(2, out / "rows.json", tp=2, output_dir=str(out), **{"checkpoint.interval": 2})
+    return rows, out
 
 
 @pytest.fixture(scope="module")
@@ -68,16 +80,17 @@ def test_baseline_ramps_the_batch(single):
 # Data x tensor and virtual stages run in the 2x2x2 interleaved layout below (and data x tensor
 # again under FSDP and ZeRO-1): each layout here is a set of ranks, ~2.5 s of CPU each.
 @pytest.mark.slow
-@pytest.mark.parametrize("dp, pp, tp, schedule", [
-    (1, 1, 2, "1f1b"),              # tensor + sequence parallel, loss_parallel
-    (1, 2, 2, "1f1b"),              # pipeline x tensor, the plain 1F1B schedule
-])
-def test_layout_matches_single_process(tmp_path, single, dp, pp, tp, schedule):
-    overrides = dict(dp=dp, pp=pp, tp=tp, pp_schedule=schedule, output_dir=str(tmp_path),
-                     **NO_CHECKPOINT)
-    if schedule == "interleaved_1f1b":
-        overrides["virtual_stages"] = 2
-    assert_same_losses(torchrun(dp * pp * tp, tmp_path / "rows.json", **overrides), single)
+def test_tp2_matches_single_process(run_tp2, single):
+    rows, _ = run_tp2
+    assert_same_losses(rows, single)
+
+
+@pytest.mark.slow
+def test_pp2_tp2_1f1b_matches_single_process(tmp_path, single):
+    # pipeline x tensor, the plain 1F1B schedule
+    rows = torchrun(4, tmp_path / "rows.json", pp=2, tp=2, pp_schedule="1f1b",
+                    output_dir=str(tmp_path), **NO_CHECKPOINT)
+    assert_same_losses(rows, single)
 
 
 @pytest.mark.slow
@@ -98,7 +111,7 @@ def test_2x2x2_checkpoint_continues_in_1x2x1(tmp_path, run_2x2x2, single):
 @pytest.mark.slow
 def test_2x2x2_checkpoint_loads_into_one_process(tmp_path, run_2x2x2, single):
     _, out = run_2x2x2
-    cfg = TrainConfig.from_settings({**BASE, **NO_CHECKPOINT, "output_dir": str(tmp_path)})
+    cfg = TrainConfig.from_settings({**BASE, **VOCAB, **NO_CHECKPOINT, "output_dir": str(tmp_path)})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
     trainer.load_checkpoint(str(out / "checkpoints" / "step-00000002"))
     assert trainer.step == 2 and trainer.loader.consumed_samples == 16
@@ -134,34 +147,20 @@ def test_zero1_matches_single_process(tmp_path, single, dp, pp, tp):
 
 
 # --- a checkpoint reloads at another tp (the padded vocabulary does not depend on tp) ---------
-# vocab 300 pads to 384 at every tp (Megatron's 128 x tp padding gave 384 at tp 1, 512 at tp 2).
-TP_RESUME = dict(vocab_size=300, train_steps=3)
-
-
-@pytest.fixture(scope="module")
-def single_v300(tmp_path_factory) -> list[dict]:
-    out = tmp_path_factory.mktemp("single300")
-    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, **NO_CHECKPOINT, "output_dir": str(out)})
-    return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
-
-
 @pytest.mark.slow
-def test_tp2_checkpoint_resumes_at_tp1(tmp_path, single_v300):
-    torchrun(2, tmp_path / "rows.json", tp=2, output_dir=str(tmp_path / "tp2"),
-             **{**TP_RESUME, "train_steps": 2})
-    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, **NO_CHECKPOINT,
-                                     "output_dir": str(tmp_path / "tp1")})
+def test_tp2_checkpoint_resumes_at_tp1(tmp_path, run_tp2, single):
+    _, out = run_tp2
+    cfg = TrainConfig.from_settings({**BASE, **VOCAB, **NO_CHECKPOINT, "output_dir": str(tmp_path)})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
-    trainer.load_checkpoint(str(tmp_path / "tp2" / "checkpoints" / "step-00000002"))
-    assert_same_losses(trainer.train(), single_v300, first_step=3)
+    trainer.load_checkpoint(str(out / "checkpoints" / "step-00000002"))
+    assert_same_losses(trainer.train(), single, first_step=3)
 
 
 @pytest.mark.slow
-def test_tp1_checkpoint_resumes_at_tp2(tmp_path, single_v300):
-    cfg = TrainConfig.from_settings({**BASE, **TP_RESUME, "train_steps": 2,
+def test_tp1_checkpoint_resumes_at_tp2(tmp_path, single):
+    cfg = TrainConfig.from_settings({**BASE, **VOCAB, "train_steps": 2,
                                      "output_dir": str(tmp_path / "tp1")})
     Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
     rows = torchrun(2, tmp_path / "rows.json", tp=2, output_dir=str(tmp_path / "tp2"),
-                    resume=str(tmp_path / "tp1" / "checkpoints" / "step-00000002"), **TP_RESUME,
-                    **NO_CHECKPOINT)
-    assert_same_losses(rows, single_v300, first_step=3)
+                    resume=str(tmp_path / "tp1" / "checkpoints" / "step-00000002"), **NO_CHECKPOINT)
+    assert_same_losses(rows, single, first_step=3)
