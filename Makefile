@@ -42,19 +42,28 @@ WARM_BEAM := mtnlg.cli, pipelines.curate, apache_beam.runners.portability.fn_api
 # 25 s on the 2-core VM where pip took about 4 minutes. Bytecode: uv compiling all 22,000
 # modules took 45 s, and a run imports a fraction of them; the modules every command imports
 # are compiled once by importing them (WARM_TORCH, WARM_BEAM, into PYCACHE), the rest on first use.
+# The venv is made without pip and uv is installed into it by the system Python's pip, where
+# there is one (a venv with pip, upgraded, took 12 s before uv ran; this takes 5 s); pip itself
+# (tests and the cluster helpers use it) is installed by uv with the rest. Without a system
+# pip, the venv gets pip from ensurepip and installs uv with it.
 # The lock pins torch's CPU build (2.13.0+cpu, on this machine's disk): a CPU machine never gets
 # a CUDA build. Where the system Python already has torch (GPU machines), the venv sees it
 # through --system-site-packages and keeps it, with what it requires
 # (requirements/constraints.py); uv ignores system site-packages, so pip installs that venv.
 $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || { if $(PYTHON) -c "import torch" 2>/dev/null; then \
-	  $(PYTHON) -m venv --system-site-packages $(VENV); else $(PYTHON) -m venv $(VENV); fi; }
-	$(BIN)/python -m pip install -q "pip==$(PIP_VERSION)" "uv==$(UV_VERSION)"
+	  $(PYTHON) -m venv --system-site-packages $(VENV); else $(PYTHON) -m venv --without-pip $(VENV); fi; }
+	test -x $(BIN)/uv || $(PYTHON) -m pip install -q --disable-pip-version-check \
+	    --no-warn-script-location --prefix $(VENV) "uv==$(UV_VERSION)" 2>/dev/null || { \
+	  $(BIN)/python -m pip --version >/dev/null 2>&1 || $(BIN)/python -m ensurepip >/dev/null; \
+	  $(BIN)/python -m pip install -q "uv==$(UV_VERSION)"; }
 	$(PYTHON) requirements/constraints.py $(LOCK) > $(VENV)/constraints.txt
 	if grep -q "^include-system-site-packages = true" $(VENV)/pyvenv.cfg; then \
+	  $(BIN)/python -m pip install -q "pip==$(PIP_VERSION)" && \
 	  $(BIN)/python -m pip install -q -c $(VENV)/constraints.txt -e ".[$(EXTRAS)]"; else \
+	  pip_python=$(BIN)/python; $$pip_python -m pip --version >/dev/null 2>&1 || pip_python=$(PYTHON); \
 	  $(BIN)/uv pip install -q --python $(BIN)/python -c $(VENV)/constraints.txt \
-	    $$($(BIN)/python requirements/uv_sources.py) -e ".[$(EXTRAS)]"; fi
+	    $$($$pip_python requirements/uv_sources.py) "pip==$(PIP_VERSION)" -e ".[$(EXTRAS)]"; fi
 	$(PYCACHE) $(BIN)/python -c "$(WARM_TORCH)" & torch=$$!; \
 	  $(PYCACHE) $(BIN)/python -c "import $(WARM_BEAM)" && wait $$torch
 	touch $(STAMP)

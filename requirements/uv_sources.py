@@ -10,7 +10,8 @@ found. This reads them with pip's own command (``pip config list``: configuratio
 ``PIP_*`` variables) and prints ``--index-url``, ``--extra-index-url`` and ``--find-links`` for
 each, plus ``--index-strategy unsafe-best-match`` where there is more than one index: pip takes
 the best version across all indexes, while uv by default stops at the first index that has a
-package at all. Run it with the venv's Python (its pip). Standard library only.
+package at all. Run it with a Python that has pip (the venv's; `make venv` uses the system
+Python's while the venv has none yet: the same configuration files). Standard library only.
 """
 from __future__ import annotations
 
