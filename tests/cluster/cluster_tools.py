@@ -156,11 +156,13 @@ def _build_dist(out: Path) -> tuple[Path, Path]:
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(REPO, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(
             ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", "demo_run", ".pytest_cache"))
-        subprocess.run([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", str(out)],
-                       cwd=tmp, check=True, capture_output=True)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
-                        "--no-build-isolation", "-w", str(out), "."],
-                       cwd=tmp, check=True, capture_output=True)
+        for argv in ([sys.executable, "setup.py", "-q", "sdist", "--dist-dir", str(out)],
+                     [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps",
+                      "--no-build-isolation", "-w", str(out), "."]):
+            proc = subprocess.run(argv, cwd=tmp, capture_output=True, text=True)
+            if proc.returncode:
+                raise RuntimeError(f"{' '.join(argv[1:])} failed ({proc.returncode}):\n"
+                                   f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     return next(out.glob("*.tar.gz")), next(out.glob("*.whl"))
 
 

@@ -20,6 +20,10 @@ from training_fixtures import TOKENIZER, RepeatedDataset
 from training.config import TrainConfig
 from training.trainer import Trainer
 
+# Every test here forks its ranks from the rank server (spawn.run): one per xdist worker,
+# so these modules share one worker and one server (its start: ~7.5 s of CPU).
+pytestmark = pytest.mark.xdist_group("rank_server")
+
 WORKER = Path(__file__).with_name("layout_worker.py")
 
 

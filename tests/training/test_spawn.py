@@ -4,7 +4,13 @@ job gets torchrun's environment plus the caller's."""
 import time
 from pathlib import Path
 
+import pytest
+
 import spawn
+
+# Every test here forks its ranks from the rank server (spawn.run): one per xdist worker,
+# so these modules share one worker and one server (its start: ~7.5 s of CPU).
+pytestmark = pytest.mark.xdist_group("rank_server")
 
 WORKER = Path(__file__).with_name("failing_worker.py")
 
