@@ -57,3 +57,17 @@ def test_python_m_curate_prints_no_import_noise():
     default_format = [line for line in proc.stderr.splitlines()
                       if line.startswith(("DEBUG:", "INFO:", "WARNING:", "ERROR:"))]
     assert not default_format, proc.stderr
+
+
+def test_train_help_and_usage_errors_do_not_import_torch():
+    # `mtnlg train --help` imported torch and its checkpoint module (5.6 s on the 2-core VM)
+    # before argparse printed anything; the command's parser needs neither.
+    root = pathlib.Path(__file__).resolve().parents[1]
+    code = ("import sys, training.launch as launch\n"
+            "for argv in (['--help'], ['--bogus']):\n"
+            "    try:\n        launch.main(argv)\n    except SystemExit:\n        pass\n"
+            "print('torch' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "False", proc.stdout[-2000:]

@@ -183,13 +183,13 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)  # --help and usage errors before torch is imported
     from blending.manifest import ManifestError
     from training.checkpoint import CheckpointError
     from infra.resources import ResourceError
     from infra.config import ConfigError
 
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = build_parser().parse_args(argv)
     setup_logging()
     try:
         return _main(argv, args)
