@@ -185,6 +185,10 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)  # --help and usage errors before torch is imported
+    from infra.extras import missing_extra
+
+    if missing := missing_extra("torch", "train"):
+        return _fail(missing)
     from blending.manifest import ManifestError
     from training.checkpoint import CheckpointError
     from infra.resources import ResourceError

@@ -196,6 +196,11 @@ def run(args: argparse.Namespace) -> dict:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    from infra.extras import missing_extra
+
+    if missing := missing_extra("torch", "eval"):
+        print(f"mtnlg eval: error: {missing}", file=sys.stderr)
+        return 2
     rank = int(os.environ.get("RANK", 0))
     logging.basicConfig(level=logging.INFO if rank == 0 else logging.WARNING,
                         format=f"[rank{rank}] %(asctime)s %(name)s: %(message)s",

@@ -125,3 +125,16 @@ def test_base_install_has_no_torch_and_ships_its_data(installed):
             if line.startswith("Requires-Dist:") and "extra ==" not in line]
     assert base and not any("torch" in line or "datasets" in line for line in base)
     assert not any(p.startswith("mtnlg/dashboard/chromium") for p in members)
+
+
+def test_base_install_answers_torch_commands_with_the_option_to_install(installed, tmp_path):
+    # a curation worker's install has no torch: `mtnlg train` and `mtnlg eval` say which install
+    # option they need in one line (their --help works without it), never an ImportError
+    for argv, extra in ((["train", "--manifest", "m.json"], "train"),
+                        (["eval", "--checkpoint", "ck", "--tasks", "lambada", "--output", "o.json"], "eval")):
+        proc = installed.run(["mtnlg", *argv], cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert proc.stderr.strip().splitlines() == [
+            f"mtnlg {argv[0]}: error: this command needs torch, which this install lacks: install "
+            f"the [{extra}] option (pip install 'mtnlg-data[{extra}]')"], proc.stderr[-2000:]
+        assert installed.run(["mtnlg", argv[0], "--help"], cwd=tmp_path).returncode == 0
