@@ -123,8 +123,11 @@ class Output:
     def wait_for(self, ready, what: str, timeout: float = 150) -> None:
         deadline = time.time() + timeout
         while time.time() < deadline and self.proc.poll() is None:
-            if ready():
-                return
+            try:
+                if ready():
+                    return
+            except (OSError, ValueError, IndexError):  # a metrics file being rewritten or written
+                pass
             time.sleep(0.05)
         raise AssertionError(f"{what}: not seen within {timeout} s\n{self.text[-3000:]}")
 
