@@ -143,8 +143,10 @@ def _saved_dataset_rows(path: str, split: str | None) -> Iterator[dict]:
     try:
         from datasets import DatasetDict, load_from_disk
     except ImportError:  # not in the base install: JSONL/Parquet task files need nothing
+        from infra.extras import pip_install
+
         raise ValueError(f"{path}: a datasets.save_to_disk folder needs Hugging Face datasets "
-                         "(pip install 'mtnlg-data[hf]'), or export the task to JSONL/Parquet") from None
+                         f"({pip_install('hf')}), or export the task to JSONL/Parquet") from None
 
     ds = load_from_disk(path)
     parts = ([ds[split]] if split else list(ds.values())) if isinstance(ds, DatasetDict) else [ds]

@@ -10,9 +10,7 @@ import pytest
 import spawn  # tests/training/spawn.py (the eval conftest puts tests/training on sys.path)
 from mtnlg.commands import eval as cli
 
-# Every test here forks its ranks from the rank server (spawn.run): one per xdist worker,
-# so these modules share one worker and one server (its start: ~7.5 s of CPU).
-pytestmark = pytest.mark.xdist_group("rank_server")
+pytestmark = pytest.mark.xdist_group(spawn.RANK_SERVER_GROUP)
 
 TASKS = "lambada,piqa,winogrande,race"
 HERE = os.path.dirname(__file__)

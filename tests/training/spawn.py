@@ -199,6 +199,9 @@ class _Server:
 
 
 _server: _Server | None = None
+# The xdist group of every test module that calls run() (its `pytestmark`): one rank server per
+# test process, so those modules share one worker and one server (its start: ~7.5 s of CPU).
+RANK_SERVER_GROUP = "rank_server"
 
 
 def run(nproc: int, worker, *args: str, timeout: float = 300, cwd: str = ROOT,

@@ -51,17 +51,6 @@ def launcher(manifest: str, out: Path, *flags: str, **settings) -> subprocess.Po
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def finish(proc: subprocess.Popen, timeout: float = 180) -> str:
-    try:
-        log = proc.communicate(timeout=timeout)[0]
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        log = proc.communicate()[0]
-        raise AssertionError(f"launcher did not finish in {timeout} s:\n{log[-4000:]}")
-    assert proc.returncode == 0, log[-4000:]
-    return log
-
-
 def metrics(out: Path) -> list[dict]:
     return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()
             if '"loss"' in line]
@@ -71,40 +60,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.mark.slow
-def test_two_nodes_on_one_machine_train_as_one_process(tmp_path, manifest):
-    # one rank per node (a pipeline stage each): what crosses the nodes is the rendezvous and the
-    # stage-to-stage traffic; tp and dp inside a node are the layout tests'
-    layout = dict(tp=1, pp=2, dp=1, train_steps=3)
-    endpoint = f"127.0.0.1:{free_port()}"
-    nodes = [launcher(manifest, tmp_path / "two-nodes", "--nnodes", "2", "--nproc", "1",
-                      "--rdzv-endpoint", endpoint, "--rdzv-id", "two-nodes-test", **layout)
-             for _ in range(2)]
-    logs = [finish(n) for n in nodes]
-    assert any("dp 1 x pp 2 x tp 1 = 2 ranks" in log for log in logs), logs[0][-3000:]
-    one_rows = Trainer.from_manifest(TrainConfig.from_settings(
-        {**SETTINGS, "train_steps": 3, "checkpoint.enabled": False,
-         "output_dir": str(tmp_path / "one-process")}), manifest).train()
-    two_rows = metrics(tmp_path / "two-nodes")
-    assert [r["step"] for r in two_rows] == [r["step"] for r in one_rows] == [1, 2, 3]
-    # The losses agree (measured: bit for bit); the gradient norm is a float32 sum of squares
-    # over gradients (3.2M in the tied embedding), summed per stage here and per tensor in one
-    # process: measured up to 7e-5 apart, relative (with tp 2).
-    for a, b in zip(two_rows, one_rows):
-        assert abs(a["loss"] - b["loss"]) < 1e-5, (a["step"], a["loss"], b["loss"])
-        assert a["grad_norm"] == pytest.approx(b["grad_norm"], rel=2e-4), (a["step"], a["grad_norm"])
-        assert a["consumed_tokens"] == b["consumed_tokens"]
-    assert sealed_steps(str(tmp_path / "two-nodes" / "checkpoints")) == [3]
-
-
-def worker_pid(launcher_pid: int, local_rank: int, nproc: int = 2) -> int | None:
-    """A rank of the launcher: its grandchildren (the agent's forkserver forks them), local
-    rank 0 first."""
-    levels = spawn.descendants(launcher_pid)
-    ranks = levels[1] if len(levels) > 1 else []
-    return ranks[local_rank] if len(ranks) == nproc else None
 
 
 class Output:
@@ -139,6 +94,42 @@ class Output:
                 self.proc.kill()
         self.reader.join(timeout=10)
         return self.text
+
+
+@pytest.mark.slow
+def test_two_nodes_on_one_machine_train_as_one_process(tmp_path, manifest):
+    # one rank per node (a pipeline stage each): what crosses the nodes is the rendezvous and the
+    # stage-to-stage traffic; tp and dp inside a node are the layout tests'
+    layout = dict(tp=1, pp=2, dp=1, train_steps=3)
+    endpoint = f"127.0.0.1:{free_port()}"
+    nodes = [launcher(manifest, tmp_path / "two-nodes", "--nnodes", "2", "--nproc", "1",
+                      "--rdzv-endpoint", endpoint, "--rdzv-id", "two-nodes-test", **layout)
+             for _ in range(2)]
+    outputs = [Output(n) for n in nodes]
+    logs = [o.finish(timeout=180) for o in outputs]
+    assert [n.returncode for n in nodes] == [0, 0], logs[0][-3000:] + logs[1][-3000:]
+    assert any("dp 1 x pp 2 x tp 1 = 2 ranks" in log for log in logs), logs[0][-3000:]
+    one_rows = Trainer.from_manifest(TrainConfig.from_settings(
+        {**SETTINGS, "train_steps": 3, "checkpoint.enabled": False,
+         "output_dir": str(tmp_path / "one-process")}), manifest).train()
+    two_rows = metrics(tmp_path / "two-nodes")
+    assert [r["step"] for r in two_rows] == [r["step"] for r in one_rows] == [1, 2, 3]
+    # The losses agree (measured: bit for bit); the gradient norm is a float32 sum of squares
+    # over gradients (3.2M in the tied embedding), summed per stage here and per tensor in one
+    # process: measured up to 7e-5 apart, relative (with tp 2).
+    for a, b in zip(two_rows, one_rows):
+        assert abs(a["loss"] - b["loss"]) < 1e-5, (a["step"], a["loss"], b["loss"])
+        assert a["grad_norm"] == pytest.approx(b["grad_norm"], rel=2e-4), (a["step"], a["grad_norm"])
+        assert a["consumed_tokens"] == b["consumed_tokens"]
+    assert sealed_steps(str(tmp_path / "two-nodes" / "checkpoints")) == [3]
+
+
+def worker_pid(launcher_pid: int, local_rank: int, nproc: int = 2) -> int | None:
+    """A rank of the launcher: its grandchildren (the agent's forkserver forks them), local
+    rank 0 first."""
+    levels = spawn.descendants(launcher_pid)
+    ranks = levels[1] if len(levels) > 1 else []
+    return ranks[local_rank] if len(ranks) == nproc else None
 
 
 def _alive(pid: int) -> bool:

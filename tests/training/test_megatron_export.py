@@ -16,9 +16,7 @@ from training.megatron_layout import MegatronLayout, from_megatron, megatron_voc
 from training.model import GPT, GPTConfig
 from training.trainer import Trainer
 
-# Every test here forks its ranks from the rank server (spawn.run): one per xdist worker,
-# so these modules share one worker and one server (its start: ~7.5 s of CPU).
-pytestmark = pytest.mark.xdist_group("rank_server")
+pytestmark = pytest.mark.xdist_group(spawn.RANK_SERVER_GROUP)
 
 WORKER = Path(__file__).with_name("megatron_worker.py")
 CFG = GPTConfig(n_layers=4, hidden=64, n_heads=4, max_seq_length=64, vocab_size=250)

@@ -12,9 +12,7 @@ import spawn
 from training.model import GPT, GPTConfig, init_rows
 from training.parallelize import materialize
 
-# Every test here forks its ranks from the rank server (spawn.run): one per xdist worker,
-# so these modules share one worker and one server (its start: ~7.5 s of CPU).
-pytestmark = pytest.mark.xdist_group("rank_server")
+pytestmark = pytest.mark.xdist_group(spawn.RANK_SERVER_GROUP)
 
 ROOT = Path(__file__).parents[2]
 

@@ -20,9 +20,7 @@ from training_fixtures import TOKENIZER, RepeatedDataset
 from training.config import TrainConfig
 from training.trainer import Trainer
 
-# Every test here forks its ranks from the rank server (spawn.run): one per xdist worker,
-# so these modules share one worker and one server (its start: ~7.5 s of CPU).
-pytestmark = pytest.mark.xdist_group("rank_server")
+pytestmark = pytest.mark.xdist_group(spawn.RANK_SERVER_GROUP)
 
 WORKER = Path(__file__).with_name("layout_worker.py")
 
@@ -31,6 +29,7 @@ WORKER = Path(__file__).with_name("layout_worker.py")
 # one process).
 NO_CHECKPOINT = {"checkpoint.enabled": False}
 VOCAB = {"vocab_size": 300}
+TINY = {**BASE, **VOCAB}  # the workers get VOCAB on top of BASE too (torchrun below)
 
 
 def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dict]:
@@ -47,7 +46,7 @@ def torchrun(nproc: int, out: Path, timeout: int = 240, **overrides) -> list[dic
 @pytest.fixture(scope="module")
 def single(tmp_path_factory) -> list[dict]:
     out = tmp_path_factory.mktemp("single")
-    cfg = TrainConfig.from_settings({**BASE, **VOCAB, **NO_CHECKPOINT, "output_dir": str(out)})
+    cfg = TrainConfig.from_settings({**TINY, **NO_CHECKPOINT, "output_dir": str(out)})
     return Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
 
 
@@ -115,7 +114,7 @@ def test_2x2x2_checkpoint_continues_in_1x2x1(tmp_path, run_2x2x2, single):
 @pytest.mark.slow
 def test_2x2x2_checkpoint_loads_into_one_process(tmp_path, run_2x2x2, single):
     _, out = run_2x2x2
-    cfg = TrainConfig.from_settings({**BASE, **VOCAB, **NO_CHECKPOINT, "output_dir": str(tmp_path)})
+    cfg = TrainConfig.from_settings({**TINY, **NO_CHECKPOINT, "output_dir": str(tmp_path)})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
     trainer.load_checkpoint(str(out / "checkpoints" / "step-00000002"))
     assert trainer.step == 2 and trainer.loader.consumed_samples == 16
@@ -154,7 +153,7 @@ def test_zero1_matches_single_process(tmp_path, single, dp, pp, tp):
 @pytest.mark.slow
 def test_tp2_checkpoint_resumes_at_tp1(tmp_path, run_tp2, single):
     _, out = run_tp2
-    cfg = TrainConfig.from_settings({**BASE, **VOCAB, **NO_CHECKPOINT, "output_dir": str(tmp_path)})
+    cfg = TrainConfig.from_settings({**TINY, **NO_CHECKPOINT, "output_dir": str(tmp_path)})
     trainer = Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER)
     trainer.load_checkpoint(str(out / "checkpoints" / "step-00000002"))
     assert_same_losses(trainer.train(), single, first_step=3)
@@ -162,7 +161,7 @@ def test_tp2_checkpoint_resumes_at_tp1(tmp_path, run_tp2, single):
 
 @pytest.mark.slow
 def test_tp1_checkpoint_resumes_at_tp2(tmp_path, single):
-    cfg = TrainConfig.from_settings({**BASE, **VOCAB, "train_steps": 2,
+    cfg = TrainConfig.from_settings({**TINY, "train_steps": 2,
                                      "output_dir": str(tmp_path / "tp1")})
     Trainer(cfg, RepeatedDataset(SEQ, distinct=7), TOKENIZER).train()
     rows = torchrun(2, tmp_path / "rows.json", tp=2, output_dir=str(tmp_path / "tp2"),

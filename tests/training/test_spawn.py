@@ -8,9 +8,7 @@ import pytest
 
 import spawn
 
-# Every test here forks its ranks from the rank server (spawn.run): one per xdist worker,
-# so these modules share one worker and one server (its start: ~7.5 s of CPU).
-pytestmark = pytest.mark.xdist_group("rank_server")
+pytestmark = pytest.mark.xdist_group(spawn.RANK_SERVER_GROUP)
 
 WORKER = Path(__file__).with_name("failing_worker.py")
 
