@@ -9,7 +9,10 @@ ones (``@pytest.mark.slow``) first.
 """
 from __future__ import annotations
 
+import gc
 import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -85,7 +88,30 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in text.split(".")[:2] if p.isdigit())
 
 
+def _session_temp_dir(config) -> None:
+    """Everything the suite's processes put in the system temp folder (Beam's pipeline temp
+    folders, torchrun's log folders, multiprocessing's sockets, mkdtemp) goes into one folder
+    per run, removed when the run ends: a run left ~30 entries in /tmp, and a machine that runs
+    the suite hundreds of times (CI) filled its disk with them.  pytest's own ``tmp_path``
+    folders stay where pytest keeps them (its last 3 runs, for looking at a failure)."""
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller's folder, inherited
+        return
+    root = tempfile.gettempdir()
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", root)  # where tmp_path's folders go
+    folder = tempfile.mkdtemp(prefix="mtnlg-tests-", dir=root)
+    config._mtnlg_temp = folder
+    os.environ["TMPDIR"] = folder  # inherited by the xdist workers and every subprocess
+    tempfile.tempdir = None  # this process asks again
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_mtnlg_temp", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def pytest_configure(config):
+    _session_temp_dir(config)
     if config.getvalue("dist") != "loadgroup" or not config.pluginmanager.hasplugin("xdist"):
         return
     import xdist
@@ -100,6 +126,24 @@ def pytest_configure(config):
 
 @pytest.hookimpl(tryfirst=True)  # before xdist sends this worker's collection to the scheduler
 def pytest_collection_finish(session):
+    _fewer_full_collections()
+    _check_loadgroup(session)
+
+
+def _fewer_full_collections() -> None:
+    """After collection every test module (torch, Beam, pandas) is imported: millions of
+    long-lived objects that each full garbage collection walked again.  In a run of
+    tests/pipelines + tests/curation (-n 2) the collector took 21.3 s of the workers' 256 s of
+    CPU, 15.4 s of it in 49 full collections; with these objects frozen and the young
+    generation collected less often, 8.9 s of 243 s (10 full collections), while the larger
+    worker's peak RSS grew from 0.9 to 1.3 GB.  Only this process; reference counting frees
+    everything acyclic as before."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 50, 50)
+
+
+def _check_loadgroup(session) -> None:
     """On an xdist worker with ``--dist loadgroup``, every grouped test's id must carry its
     group (``id@group``): that suffix is all the scheduler groups by.  Fail the run where it is
     lost (a pytest/xdist pair not covered by the version check above)."""

@@ -130,7 +130,8 @@ class Installed:
 
     def env(self, **extra: str) -> dict[str, str]:
         env = {"PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home),
-               "LANG": "C.UTF-8", "MTNLG_STAGING_DIR": str(self.home / "staging")}
+               "LANG": "C.UTF-8", "MTNLG_STAGING_DIR": str(self.home / "staging"),
+               "TMPDIR": tempfile.gettempdir()}  # the suite's own (tests/conftest.py)
         env.update(extra)
         return env
 
