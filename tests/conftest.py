@@ -99,6 +99,7 @@ def _session_temp_dir(config) -> None:
     root = tempfile.gettempdir()
     os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", root)  # where tmp_path's folders go
     folder = tempfile.mkdtemp(prefix="mtnlg-tests-", dir=root)
+    os.chmod(folder, 0o1777)  # as /tmp is: a process run as another user uses it too
     config._mtnlg_temp = folder
     os.environ["TMPDIR"] = folder  # inherited by the xdist workers and every subprocess
     tempfile.tempdir = None  # this process asks again
