@@ -10,8 +10,10 @@ ones (``@pytest.mark.slow``) first.
 from __future__ import annotations
 
 import gc
+import ipaddress
 import os
 import shutil
+import socket
 import tempfile
 
 import pytest
@@ -111,8 +113,56 @@ def pytest_unconfigure(config):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+# No network at run time: a test may reach this machine (moto, job services, gloo, Chromium's
+# DevTools) and nothing else.  Beam's DirectRunner, for one, tries to download its Prism binary
+# and falls back quietly when that fails, so attempts are recorded and fail the test that made
+# them (``_no_network``) even where the caller swallowed the error.  This process only.
+_NETWORK_ATTEMPTS: list[str] = []
+_LOCAL_NAMES = {None, "", "localhost", socket.gethostname()}
+
+
+def _is_local(host) -> bool:
+    if isinstance(host, bytes):
+        host = host.decode()
+    if host in _LOCAL_NAMES:
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_unspecified
+
+
+def _refuse_remote() -> None:
+    real_getaddrinfo, real_connect = socket.getaddrinfo, socket.socket.connect
+
+    def getaddrinfo(host, *args, **kwargs):
+        if not _is_local(host):
+            _NETWORK_ATTEMPTS.append(str(host))
+            raise socket.gaierror(f"{host}: the test suite runs without network (tests/conftest.py)")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def connect(self, address):
+        if self.family in (socket.AF_INET, socket.AF_INET6) and not _is_local(address[0]):
+            _NETWORK_ATTEMPTS.append(str(address[0]))
+            raise ConnectionRefusedError(f"{address[0]}: the test suite runs without network")
+        return real_connect(self, address)
+
+    socket.getaddrinfo, socket.socket.connect = getaddrinfo, connect
+
+
+@pytest.fixture(autouse=True)
+def _no_network():
+    yield
+    if _NETWORK_ATTEMPTS:
+        hosts = sorted(set(_NETWORK_ATTEMPTS))
+        _NETWORK_ATTEMPTS.clear()
+        pytest.fail(f"the test tried to reach {', '.join(hosts)}; tests run without network")
+
+
 def pytest_configure(config):
     _session_temp_dir(config)
+    _refuse_remote()
     if config.getvalue("dist") != "loadgroup" or not config.pluginmanager.hasplugin("xdist"):
         return
     import xdist
