@@ -34,6 +34,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import uuid
 from dataclasses import dataclass
 
@@ -93,9 +94,12 @@ class NodeLaunch:
                 raise ValueError(f"--rdzv-endpoint: expected HOST:PORT (got "
                                  f"{self.rdzv_endpoint!r})")
 
-    def launch_config(self):
+    def launch_config(self, log_dir: str | None = None):
+        """torch's launch configuration; ``log_dir``: where the agent keeps its per-attempt
+        folders (the workers' error files), by default a new folder in the temp dir."""
         import dataclasses
 
+        from torch.distributed.elastic.multiprocessing.api import DefaultLogsSpecs
         from torch.distributed.launcher.api import LaunchConfig
 
         extra = {}
@@ -109,7 +113,7 @@ class NodeLaunch:
             rdzv_backend="c10d", rdzv_endpoint=self.rdzv_endpoint or "localhost:0",
             run_id=self.rdzv_id or str(uuid.uuid4()), max_restarts=self.max_restarts,
             monitor_interval=0.1, start_method="forkserver", local_addr=self.local_addr,
-            **extra)
+            logs_specs=DefaultLogsSpecs(log_dir=log_dir), **extra)
 
 
 def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | None = None,
@@ -133,22 +137,25 @@ def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | Non
     # connect (pytorch/pytorch#135712; seen here with torch 2.13 and gloo).
     os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")
     multiprocessing.set_forkserver_preload(list(preload))
-    config = node.launch_config()
-    log.info("elastic agent: %d node(s) x %d worker(s), rendezvous c10d %s (id %s), max "
-             "restarts %d", node.nnodes, node.nproc_per_node, config.rdzv_endpoint,
-             config.run_id, node.max_restarts)
-    try:
-        elastic_launch(config, worker or run_worker)(list(worker_argv))
-    except ChildFailedError as e:
-        rank, first = min(e.failures.items()) if e.failures else (None, None)
-        why = (f"rank {rank} (local rank {first.local_rank}) exited with "
-               f"{_describe_exit(first.exitcode)}") if first else "workers failed"
-        log.error("%s failed after %d restart(s): %s", what, node.max_restarts, why)
-        return 1
-    except SignalException as e:
-        log.warning("%s: the workers were stopped%s", e.sigval.name,
-                    " (they checkpoint after the current step)" if what == "training" else "")
-        return 128 + int(e.sigval)
+    # The agent's per-attempt folders live as long as the launch: torch's default, a new
+    # torchelastic_* folder in the temp dir, stayed there after every launch.
+    with tempfile.TemporaryDirectory(prefix="mtnlg-elastic-") as log_dir:
+        config = node.launch_config(log_dir)
+        log.info("elastic agent: %d node(s) x %d worker(s), rendezvous c10d %s (id %s), max "
+                 "restarts %d", node.nnodes, node.nproc_per_node, config.rdzv_endpoint,
+                 config.run_id, node.max_restarts)
+        try:
+            elastic_launch(config, worker or run_worker)(list(worker_argv))
+        except ChildFailedError as e:
+            rank, first = min(e.failures.items()) if e.failures else (None, None)
+            why = (f"rank {rank} (local rank {first.local_rank}) exited with "
+                   f"{_describe_exit(first.exitcode)}") if first else "workers failed"
+            log.error("%s failed after %d restart(s): %s", what, node.max_restarts, why)
+            return 1
+        except SignalException as e:
+            log.warning("%s: the workers were stopped%s", e.sigval.name,
+                        " (they checkpoint after the current step)" if what == "training" else "")
+            return 128 + int(e.sigval)
     return 0
 
 

@@ -13,12 +13,14 @@
   (One launch for both: a launch costs ~10 s of CPU on the 2-core CI machine.)
 """
 
+import getpass
 import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -43,11 +45,13 @@ def manifest(tmp_path_factory):
     return write_manifest(str(tmp_path_factory.mktemp("blend")), repeat=5)
 
 
-def launcher(manifest: str, out: Path, *flags: str, **settings) -> subprocess.Popen:
+def launcher(manifest: str, out: Path, *flags: str, temp: str | None = None,
+             **settings) -> subprocess.Popen:
+    """``mtnlg train``'s launcher in a new process (``temp``: its temp folder)."""
     sets = [f"--set={k}={v}" for k, v in {**SETTINGS, **settings}.items()]
     return subprocess.Popen([sys.executable, "-m", "training.launch", "--manifest", manifest,
                              "--output", str(out), *flags, *sets], cwd=ROOT,
-                            env=spawn.clean_env(),
+                            env=spawn.clean_env(**({"TMPDIR": temp} if temp else {})),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -102,8 +106,10 @@ def test_two_nodes_on_one_machine_train_as_one_process(tmp_path, manifest):
     # stage-to-stage traffic; tp and dp inside a node are the layout tests'
     layout = dict(tp=1, pp=2, dp=1, train_steps=3)
     endpoint = f"127.0.0.1:{free_port()}"
+    temp = tempfile.mkdtemp(prefix="nodes-")  # short: multiprocessing puts a socket there
     nodes = [launcher(manifest, tmp_path / "two-nodes", "--nnodes", "2", "--nproc", "1",
-                      "--rdzv-endpoint", endpoint, "--rdzv-id", "two-nodes-test", **layout)
+                      "--rdzv-endpoint", endpoint, "--rdzv-id", "two-nodes-test", temp=temp,
+                      **layout)
              for _ in range(2)]
     outputs = [Output(n) for n in nodes]
     logs = [o.finish(timeout=180) for o in outputs]
@@ -122,6 +128,10 @@ def test_two_nodes_on_one_machine_train_as_one_process(tmp_path, manifest):
         assert a["grad_norm"] == pytest.approx(b["grad_norm"], rel=2e-4), (a["step"], a["grad_norm"])
         assert a["consumed_tokens"] == b["consumed_tokens"]
     assert sealed_steps(str(tmp_path / "two-nodes" / "checkpoints")) == [3]
+    # the launchers left nothing in their temp folder but torch's compile cache, kept by design
+    # (torch's elastic agent used to leave a torchelastic_* folder per launch)
+    left = set(os.listdir(temp))
+    assert left <= {f"torchinductor_{getpass.getuser()}"}, left
 
 
 def worker_pid(launcher_pid: int, local_rank: int, nproc: int = 2) -> int | None:
