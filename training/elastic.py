@@ -138,8 +138,10 @@ def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | Non
     os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")
     multiprocessing.set_forkserver_preload(list(preload))
     # The agent's per-attempt folders live as long as the launch: torch's default, a new
-    # torchelastic_* folder in the temp dir, stayed there after every launch.
-    with tempfile.TemporaryDirectory(prefix="mtnlg-elastic-") as log_dir:
+    # torchelastic_* folder in the temp dir, stayed there after every launch. A file it cannot
+    # remove does not turn a finished launch into an error.
+    logs = tempfile.TemporaryDirectory(prefix="mtnlg-elastic-", ignore_cleanup_errors=True)
+    with logs as log_dir:
         config = node.launch_config(log_dir)
         log.info("elastic agent: %d node(s) x %d worker(s), rendezvous c10d %s (id %s), max "
                  "restarts %d", node.nnodes, node.nproc_per_node, config.rdzv_endpoint,
