@@ -31,6 +31,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from pipelines.storage.files import join
+from pipelines.transforms.sinks import WriteSmallTable
 
 GROUP_SCHEMA = pa.schema([
     ("kind", pa.string()), ("group", pa.string()), ("id", pa.string()), ("source", pa.string()),
@@ -88,7 +89,7 @@ class _SampleCluster(beam.CombineFn):
 
 
 def _write(pcoll, path: str, schema: pa.Schema, label: str):
-    return pcoll | label >> beam.io.WriteToParquet(path, schema, num_shards=1, shard_name_template="")
+    return pcoll | label >> WriteSmallTable(path, schema)
 
 
 def _write_sources_and_trace(pcolls: dict, gone, stats: str) -> None:

@@ -26,7 +26,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from curation.document import DeadLetter, Document, Removal
 from infra.hashing import stable_hash
-from pipelines.storage.files import join, json_line, write_bytes
+from pipelines.storage.files import join, json_line, write_bytes, write_table
 
 DOCUMENT_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("text", pa.string()), ("url", pa.string()),
@@ -192,6 +192,29 @@ class Gather(beam.PTransform):
         return (pcoll.pipeline
                 | "Once" >> beam.Impulse()
                 | "List" >> beam.Map(lambda _, items: list(items), beam.pvalue.AsList(pcoll)))
+
+
+class WriteSmallTable(beam.PTransform):
+    """A SMALL PCollection of rows (an aggregate: one row per source, task, cluster size...) ->
+    ONE Parquet file at ``path``, rows sorted (the same bytes in every run), an empty table when
+    there are none; outputs the row count.
+
+    Two steps (``Gather``, then one write) where ``beam.io.WriteToParquet(num_shards=1)`` takes
+    about twenty (initialise, write, shuffle to one shard, pre-finalise, finalise, each with
+    side inputs): a curate job writes a dozen of these tables.  The file lands in the stage's
+    staging folder, which the commit renames into RUN, so Beam's temporary-file protocol is not
+    needed for atomicity; a retried write rewrites the same bytes."""
+
+    def __init__(self, path: str, schema: pa.Schema, label: str | None = None) -> None:
+        super().__init__(label)
+        self.path, self.schema = path, schema
+
+    def expand(self, rows):
+        path, schema = self.path, self.schema
+        return (rows
+                | "List" >> Gather()
+                | "Write" >> beam.Map(lambda rs: write_table(path, sorted(rs, key=json_line), schema)
+                                      or len(rs)))
 
 
 class WriteManifest(beam.PTransform):

@@ -22,7 +22,8 @@ from curation.document import DeadLetter, Removal
 from curation.heuristics import SCORE_COLUMNS, score_columns
 from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
-from pipelines.transforms.sinks import Gather, WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small
+from pipelines.transforms.sinks import (Gather, WriteDeadLetters, WriteRemoved, WriteRowsFn,
+    WriteSmallTable, flatten_small)
 from pipelines.storage.files import join, write_bytes
 from pipelines.transforms.id_index import SpoolEntriesFn, WriteIdIndex
 
@@ -243,10 +244,6 @@ CONTAMINATION_TASK_SCHEMA = pa.schema([("task", pa.string())] + [(c, pa.int64())
     "ngrams", "frequent_ngrams", "matches", "documents_split", "documents_removed", "pieces_dropped")])
 
 
-def _single_parquet(path: str, schema: pa.Schema):
-    return beam.io.WriteToParquet(path, schema, num_shards=1, shard_name_template="")
-
-
 class WriteContaminationStats(beam.PTransform):
     """``Decontaminate``'s stats -> ``stats/contamination.parquet`` (task, source, action,
     documents; docs/stats-schema.md) and ``stats/contamination_tasks.parquet`` (one row per task:
@@ -259,9 +256,9 @@ class WriteContaminationStats(beam.PTransform):
 
     def expand(self, outputs):
         stats = join(self.run_dir, "stats")
-        _ = outputs["contamination"] | "PerTaskSource" >> _single_parquet(
+        _ = outputs["contamination"] | "PerTaskSource" >> WriteSmallTable(
             join(stats, "contamination.parquet"), CONTAMINATION_SCHEMA)
-        _ = outputs["tasks"] | "PerTask" >> _single_parquet(
+        _ = outputs["tasks"] | "PerTask" >> WriteSmallTable(
             join(stats, "contamination_tasks.parquet"), CONTAMINATION_TASK_SCHEMA)
         return outputs["tasks"].pipeline
 
