@@ -15,7 +15,8 @@ def unpatched(monkeypatch):
     from apache_beam.transforms import core, userstate
 
     for owner, name in ((core, "get_function_args_defaults"), (s3io.S3IO, "__init__"),
-                        (PipelineOptions, "view_as"), (userstate, "get_dofn_specs")):
+                        (PipelineOptions, "view_as"), (userstate, "get_dofn_specs"),
+                        (core, "_check_fn_use_yield_and_return")):
         f = getattr(owner, name)
         monkeypatch.setattr(owner, name, getattr(f, "_beam_original", f))
     return core, s3io
@@ -134,6 +135,30 @@ def test_dofn_specs_equal_beams_per_class_and_errors_stay_errors(unpatched):
             userstate.get_dofn_specs(_Duplicated())
 
 
+class _YieldsAndReturns(beam.DoFn):
+    def process(self, element):
+        if element:
+            return [element]
+        yield element
+
+
+def test_the_yield_and_return_check_gives_beams_answer_once_per_function(unpatched, caplog):
+    from infra.compat import beam_speed
+
+    core, _ = unpatched
+    callables = [_Fn().process, _Fn.helper, _YieldsAndReturns().process, _plain, len,
+                 functools.partial(_plain, 1), lambda x: x]
+    expected = [core._check_fn_use_yield_and_return(f) for f in callables]
+    assert expected[2] is True and expected[0] is False
+    assert beam_speed.memoize_yield_return_check()
+    for _ in range(2):  # computed, then from the cache
+        assert [core._check_fn_use_yield_and_return(f) for f in callables] == expected
+    with caplog.at_level(logging.WARNING):  # ParDo still warns, each time one is made
+        beam.ParDo(_YieldsAndReturns())
+        beam.ParDo(_YieldsAndReturns())
+    assert caplog.text.count("Using yield and return") == 2
+
+
 def test_a_beam_they_were_not_written_for_is_left_alone_with_a_warning(unpatched, monkeypatch, caplog):
     import apache_beam
 
@@ -146,6 +171,7 @@ def test_a_beam_they_were_not_written_for_is_left_alone_with_a_warning(unpatched
         assert not beam_speed.reuse_s3_clients()
         assert not beam_speed.cache_option_views()
         assert not beam_speed.cache_dofn_specs()
+        assert not beam_speed.memoize_yield_return_check()
     assert not hasattr(core.get_function_args_defaults, "_beam_original")
     assert not hasattr(s3io.S3IO.__init__, "_beam_original")
     assert "2.99.0 is outside" in caplog.text

@@ -11,6 +11,9 @@ left out with one warning and the job runs at Beam's own speed.
   every call (thousands per job); a view is built once per options object and class.
 * ``cache_dofn_specs``: Beam looks for state and timer parameters in every method of a DoFn
   each time it asks whether the DoFn is stateful; the answer is found once per DoFn class.
+* ``memoize_yield_return_check``: every ``ParDo`` reads the source of its DoFn's ``process``
+  (``inspect.getsourcelines``) to warn about ``yield`` with ``return``; each function's source
+  is read once.
 
 ``enable()`` applies them all; ``pipelines/storage/__init__.py`` calls it, so the driver, every
 Beam worker that runs the project's steps and the run-folder tools (all read and write files
@@ -32,6 +35,7 @@ _S3IO_INIT_SHA256 = "e587933d59ae27dd67f6fd5b56d0e909cd79772217e226dd529742c326d
 _ARGS_DEFAULTS_SHA256 = "5e41a60ff81fe8ca96ab6ec705dcd571f5c2f574a43a9e8db00010e19976191b"
 _VIEW_AS_SHA256 = "f1a7b704b579d3fbd63c678e6d771fa63f199971d3ceb2be0b5ae43b613e7247"
 _DOFN_SPECS_SHA256 = "eeb36145d3115aa02ec8d05667f4190084047c5229734d49250d6a950db0e923"
+_YIELD_RETURN_SHA256 = "0564abdb440c676dcb3f027f8fbfa8d0e8f7e11455be5f316112c73ef1836c3c"
 _S3_OPTIONS = ("s3_access_key_id", "s3_secret_access_key", "s3_session_token", "s3_endpoint_url",
                "s3_disable_ssl", "s3_region_name", "s3_api_version", "s3_verify")
 
@@ -212,6 +216,41 @@ def cache_dofn_specs() -> bool:
                   make)
 
 
+def memoize_yield_return_check() -> bool:
+    """``apache_beam.transforms.core._check_fn_use_yield_and_return`` answered once per function.
+
+    ``ParDo`` calls it for its DoFn's ``process`` each time one is made, and it reads and scans
+    that function's source (``inspect.getsourcelines``, which tokenizes the module's source):
+    every ``beam.Map``/``FlatMap``/``Filter`` asks again about the same wrapper method, ~400
+    times for one curate job (0.14 s of CPU).  The answer depends only on the function's source,
+    so plain functions and methods are cached by their function object (weakly); any other
+    callable is checked every time, as before."""
+    import types
+    import weakref
+
+    from apache_beam.transforms import core
+
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    lock = threading.Lock()
+
+    def make(original):
+        def _check_fn_use_yield_and_return(fn):
+            func = fn.__func__ if isinstance(fn, types.MethodType) else fn
+            if not isinstance(func, types.FunctionType):
+                return original(fn)
+            with lock:
+                hit = cache.get(func)
+            if hit is None:
+                hit = original(fn)
+                with lock:
+                    cache[func] = hit
+            return hit
+        return _check_fn_use_yield_and_return
+
+    return _patch(core, "_check_fn_use_yield_and_return", _YIELD_RETURN_SHA256,
+                  "the yield-and-return check cache", make)
+
+
 def enable() -> None:
     """Every speed patch (each where the installed Beam allows it), unless the environment says
     ``MTNLG_BEAM_SPEED_PATCHES=0`` (to rule them out when chasing a problem, and for
@@ -224,3 +263,4 @@ def enable() -> None:
     memoize_function_signatures()
     cache_option_views()
     cache_dofn_specs()
+    memoize_yield_return_check()
