@@ -128,12 +128,12 @@ def build_decontaminate(p, env: StageEnv, urls):
     # a Flatten of the two would pass every document through the local runner's driver.
     kept = out.get("kept_parts") or [out["kept"]]
     parts = [k | f"WriteParts{i}" >> WriteParts(env.out_dir, "decontaminate") for i, k in enumerate(kept)]
-    _ = out["cuts"] | "WriteCuts" >> WriteCuts(env.out_dir)
+    cuts = out["cuts"] | "WriteCuts" >> WriteCuts(env.out_dir)
     _ = ({"contamination": out["contamination"], "tasks": out["tasks"]}
          | "ContaminationStats" >> WriteContaminationStats(env.out_dir))
     outcomes = {"removed": out["removed"]} | "Outcomes" >> StageOutcomes(
         env.out_dir, "decontaminate", cfg.removed_sample, grid=grid_spec_of(cfg), id_index=cfg.id_index)
-    _manifest(env, "decontaminate", parts + [outcomes["descriptors"]])
+    _manifest(env, "decontaminate", parts + [cuts, outcomes["descriptors"]])
     return part_urls(flatten_small(parts, "AllParts"))
 
 

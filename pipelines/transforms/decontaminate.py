@@ -30,7 +30,6 @@ documents go to ``removed/decontamination/`` through the usual ``Removal`` path.
 """
 from __future__ import annotations
 
-import json
 import logging
 import time
 
@@ -266,17 +265,18 @@ class Decontaminate(beam.PTransform):
 
 
 class WriteCuts(beam.PTransform):
-    """Cut-out text -> ``removed/decontamination/cuts/part-*.jsonl.gz`` (one JSON row per cut:
-    ``id, parent, source, stage, reason (cut|short_piece), detail {task, ngram, start, end}, text``)."""
+    """Cut-out text -> ``removed/decontamination/cuts/part-<token>.jsonl.gz`` (one JSON row per cut:
+    ``id, parent, source, stage, reason (cut|short_piece), detail {task, ngram, start, end}, text``),
+    written where the cuts are made (``sinks.WriteRowsFn``, as the other ``removed/`` files);
+    outputs the writer descriptors for the stage's manifest."""
 
     def __init__(self, run_dir: str, label: str | None = None):
         super().__init__(label)
         self.run_dir = run_dir
 
     def expand(self, cuts):
-        from pipelines.storage.files import join
+        from pipelines.transforms.sinks import WriteRowsFn
 
         return (cuts
-                | "Json" >> beam.Map(lambda r: json.dumps(r, sort_keys=True, ensure_ascii=False))
-                | "Write" >> beam.io.WriteToText(
-                    join(self.run_dir, "removed", STAGE, "cuts", "part"), file_name_suffix=".jsonl.gz"))
+                | "Rows" >> beam.Map(lambda r: (f"removed/{STAGE}/cuts/part", r))
+                | "Write" >> beam.ParDo(WriteRowsFn(self.run_dir, "jsonl")))
