@@ -294,7 +294,7 @@ class Runner:
         if enabled(stage, self.cfg):
             p = beam.Pipeline(options=self.options)
             urls = None if stage == "read" else p | "InputParts" >> beam.Create(
-                [self.rd.path(*rel.split("/")) for rel in previous])
+                [self.rd.path(*rel.split("/")) for rel in previous], reshuffle=False)  # ReadParts spreads them
             build_stage(stage, p, self._env(attempt), urls)
             with self._progress([(stage, attempt.staging)]):
                 result = p.run()

@@ -172,7 +172,7 @@ class PartitionedDedup(beam.PTransform):
         descriptors, inputs, links = own.descriptors, [own[INPUTS]], []
         if self.older:
             older = (p
-                     | "OlderParts" >> beam.Create(self.older)
+                     | "OlderParts" >> beam.Create(self.older, reshuffle=False)  # SpreadOlder spreads them
                      | "SpreadOlder" >> beam.Reshuffle()
                      | "OlderFeatures" >> beam.ParDo(OlderFeaturesFn(out_dir, self.exact, c is not None),
                                                      partitions))

@@ -212,7 +212,7 @@ class ReadInputs(beam.PTransform):
 
     def expand(self, pbegin):
         files = (pbegin
-                 | "Patterns" >> beam.Create(self.spec.paths)
+                 | "Patterns" >> beam.Create(self.spec.paths, reshuffle=False)  # SpreadFiles spreads them
                  | "Match" >> beam.FlatMap(_matched_paths)
                  | "SpreadFiles" >> beam.Reshuffle())
         if self.spec.reader == "warc":

@@ -104,7 +104,7 @@ class PlanWork(beam.PTransform):
     def expand(self, pbegin):
         patterns = [(i, p) for i, spec in enumerate(self.inputs) for p in spec.paths]
         return (pbegin
-                | "Patterns" >> beam.Create(patterns)
+                | "Patterns" >> beam.Create(patterns, reshuffle=False)  # SpreadFiles spreads them
                 | "Match" >> beam.ParDo(MatchFn())
                 | "SpreadFiles" >> beam.Reshuffle()
                 | "Plan" >> beam.ParDo(PlanFn(self.inputs, self.records_per_range))
