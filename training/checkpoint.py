@@ -32,18 +32,11 @@ from concurrent.futures import Future
 
 import torch
 import torch.distributed as dist
-import torch.distributed.checkpoint as dcp
-from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
-                                                     get_optimizer_state_dict,
-                                                     set_model_state_dict,
-                                                     set_optimizer_state_dict)
 
 from infra.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 
-# Flattened optimizer state reloads into another layout (pipeline stages: KeyError 'betas').
-SD_OPTIONS = StateDictOptions(flatten_optimizer_state_dict=True)
 CHECKSUMS = "checksums.json"
 CHECKSUMS_FORMAT = 1
 STEP_PREFIX = "step-"
@@ -55,7 +48,24 @@ class CheckpointError(ValueError):
 
 
 # --- state of the model parts -------------------------------------------------------------------
+# DCP is imported where a state is saved, read or loaded: a launcher verifies a checkpoint's
+# checksums (and catches CheckpointError) without it (1-1.5 s of CPU per process here).
+def _dcp():
+    import torch.distributed.checkpoint as dcp
+
+    return dcp
+
+
+def _sd_options():
+    from torch.distributed.checkpoint.state_dict import StateDictOptions
+
+    # Flattened optimizer state reloads into another layout (pipeline stages: KeyError 'betas').
+    return StateDictOptions(flatten_optimizer_state_dict=True)
+
+
 def model_state(parts: list[torch.nn.Module]) -> dict:
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict
+
     out = {}
     for part in parts:
         out.update(get_model_state_dict(part))
@@ -63,21 +73,27 @@ def model_state(parts: list[torch.nn.Module]) -> dict:
 
 
 def optimizer_state(parts, optimizers) -> dict:
+    from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
+
     out = {}
     for part, opt in zip(parts, optimizers):
-        out.update(get_optimizer_state_dict(part, opt, options=SD_OPTIONS))
+        out.update(get_optimizer_state_dict(part, opt, options=_sd_options()))
     return out
 
 
 def load_model_state(parts, state: dict) -> None:
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict, set_model_state_dict
+
     for part in parts:
         own = get_model_state_dict(part)
         set_model_state_dict(part, {k: state[k] for k in own})
 
 
 def load_optimizer_state(parts, optimizers, state: dict) -> None:
+    from torch.distributed.checkpoint.state_dict import set_optimizer_state_dict
+
     for part, opt in zip(parts, optimizers):
-        set_optimizer_state_dict(part, opt, state, options=SD_OPTIONS)
+        set_optimizer_state_dict(part, opt, state, options=_sd_options())
 
 
 def rng_key(rank: int) -> str:
@@ -270,10 +286,10 @@ class CheckpointManager:
             if dist.is_initialized() and self._save_group is None:
                 # collective: every rank reaches its first save at the same step
                 self._save_group = dist.new_group(backend="gloo")
-            self._pending = (path, dcp.async_save(state, checkpoint_id=path,
-                                                  process_group=self._save_group), meta)
+            self._pending = (path, _dcp().async_save(state, checkpoint_id=path,
+                                                     process_group=self._save_group), meta)
         else:
-            dcp.save(state, checkpoint_id=path)
+            _dcp().save(state, checkpoint_id=path)
             self._finish(path, meta)
         return path
 
@@ -319,7 +335,7 @@ def saved_shapes(path: str) -> dict[str, tuple[int, ...]]:
     """Global shape of every tensor in a VERIFIED checkpoint (reads its .metadata)."""
     from torch.distributed.checkpoint.metadata import TensorStorageMetadata
 
-    meta = dcp.FileSystemReader(path).read_metadata().state_dict_metadata
+    meta = _dcp().FileSystemReader(path).read_metadata().state_dict_metadata
     return {k: tuple(v.size) for k, v in meta.items() if isinstance(v, TensorStorageMetadata)}
 
 
@@ -358,6 +374,6 @@ def load_plain_model(path: str, device: str | torch.device = "cpu",
     expected = {k: tuple(v.shape) for k, v in model.state_dict().items()}
     check_shapes(path, expected)
     state = {"model": model.state_dict()}
-    dcp.load(state, checkpoint_id=path, no_dist=True)
+    _dcp().load(state, checkpoint_id=path, no_dist=True)
     model.load_state_dict(state["model"])
     return model.to(dtype).eval()

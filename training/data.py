@@ -213,6 +213,37 @@ def manifest_tokenizer(manifest) -> dict:
             if hasattr(tok, k)}
 
 
+def check_vocab(cfg, tokenizer: dict) -> int:
+    """The model's vocabulary (``cfg``: a ``TrainConfig``) for this tokenizer; refuses one that
+    cannot hold its tokens."""
+    from infra.config import ConfigError
+
+    tok_vocab = int(tokenizer["vocab_size"])
+    eod = tokenizer.get("eod_id")
+    if eod is not None and not 0 <= int(eod) < tok_vocab:
+        raise ValueError(f"manifest tokenizer eod_id {eod} is outside its vocab_size {tok_vocab}")
+    if cfg.model.vocab_size is not None and cfg.model.vocab_size < tok_vocab:
+        raise ConfigError(f"model.vocab_size: the model is configured for {cfg.model.vocab_size}"
+                          f" tokens but the manifest's tokenizer has {tok_vocab}; set "
+                          f"model.vocab_size >= {tok_vocab} (or null to take it from the "
+                          f"manifest)")
+    return cfg.model.vocab_size or tok_vocab
+
+
+def check_manifest(cfg, path: str, verify_shards: str) -> None:
+    """What a node leader checks before anyone trains: shard sha256s (``data.verify_shards``:
+    stamps, full or none), sizes and headers, tokenizer file, vocabulary. Here rather than in
+    the trainer: the launcher runs it before it starts any rank, without importing the
+    training stack."""
+    manifest = open_manifest(path, verify_checksums=verify_shards != "none",
+                             trust_stamps=verify_shards == "stamps")
+    verify_manifest_tokenizer(manifest)
+    tokenizer = manifest_tokenizer(manifest)
+    check_vocab(cfg, tokenizer)
+    log.info("manifest ok: tokenizer vocab %s, eod %s", tokenizer["vocab_size"],
+             tokenizer.get("eod_id"))
+
+
 def manifest_source_names(manifest) -> list[str] | None:
     sources = getattr(manifest, "sources", None)
     if sources is None:

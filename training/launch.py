@@ -160,7 +160,7 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
     job's world size, the manifest (shard checksums: once for this node, the ranks then skip
     them), and an explicit resume checkpoint's checksums. Returns the variables to add to the
     workers' environment."""
-    from training.data import VERIFIED_ENV, manifest_fingerprint
+    from training.data import VERIFIED_ENV, check_manifest, manifest_fingerprint
     from training.parallelize import ParallelDims
     from infra.config import ConfigError
 
@@ -171,8 +171,7 @@ def preflight(args: argparse.Namespace, cfg) -> dict:
         raise ConfigError(f"parallelism: {e}") from None
     cfg.check_layout(dims.dp, dims.pp)
     env = {}
-    from training.trainer import _check_manifest
-    _check_manifest(cfg, args.manifest, cfg.data.verify_shards)
+    check_manifest(cfg, args.manifest, cfg.data.verify_shards)
     if cfg.data.verify_shards != "none":
         env[VERIFIED_ENV] = manifest_fingerprint(args.manifest)
     resume = cfg.checkpoint.resume

@@ -31,8 +31,9 @@ from training import checkpoint as ckpt
 from infra.config import ConfigError
 from training.config import TrainConfig
 from training.data import (DistributedSampleLoader, StepBatch, build_blended_dataset,
-                           manifest_source_names, manifest_tokenizer, once_per_node,
-                           open_manifest, verified_by_launcher, verify_manifest_tokenizer)
+                           check_manifest, check_vocab, manifest_source_names,
+                           manifest_tokenizer, once_per_node, open_manifest,
+                           verified_by_launcher)
 from training.elastic import note_stop_signal, restart_count
 from training.grads import clip_grad_norm_, sync_tied_embedding, tied_embedding_group
 from training.metrics import MetricsLogger, flops_per_token, peak_flops, peak_memory_bytes
@@ -42,20 +43,6 @@ from training.parallelize import ParallelDims, init_distributed, materialize, pa
 from training.pipeline import PipelineRunner, split_model
 
 log = logging.getLogger(__name__)
-
-
-def check_vocab(cfg: TrainConfig, tokenizer: dict) -> int:
-    """The model's vocabulary for this tokenizer; refuses one that cannot hold its tokens."""
-    tok_vocab = int(tokenizer["vocab_size"])
-    eod = tokenizer.get("eod_id")
-    if eod is not None and not 0 <= int(eod) < tok_vocab:
-        raise ValueError(f"manifest tokenizer eod_id {eod} is outside its vocab_size {tok_vocab}")
-    if cfg.model.vocab_size is not None and cfg.model.vocab_size < tok_vocab:
-        raise ConfigError(f"model.vocab_size: the model is configured for {cfg.model.vocab_size}"
-                          f" tokens but the manifest's tokenizer has {tok_vocab}; set "
-                          f"model.vocab_size >= {tok_vocab} (or null to take it from the "
-                          f"manifest)")
-    return cfg.model.vocab_size or tok_vocab
 
 
 class Trainer:
@@ -105,7 +92,7 @@ class Trainer:
         if mode != "none" and verified_by_launcher(manifest_path):
             log.info("manifest shards verified by the launcher on this machine")
             mode = "none"
-        once_per_node("manifest checks", lambda: _check_manifest(cfg, manifest_path, mode))
+        once_per_node("manifest checks", lambda: check_manifest(cfg, manifest_path, mode))
         manifest = open_manifest(manifest_path, verify_checksums=False)
         tokenizer = manifest_tokenizer(manifest)
         check_vocab(cfg, tokenizer)
@@ -545,15 +532,3 @@ def _plain(t: torch.Tensor) -> torch.Tensor:
 
 def _valid_samples(cfg: TrainConfig) -> int:
     return cfg.validation.batches * cfg.schedule.global_batch_size
-
-
-def _check_manifest(cfg: TrainConfig, path: str, verify_shards: str) -> None:
-    """What a node leader checks before anyone trains: shard sha256s (``data.verify_shards``:
-    stamps, full or none), sizes and headers, tokenizer file, vocabulary."""
-    manifest = open_manifest(path, verify_checksums=verify_shards != "none",
-                             trust_stamps=verify_shards == "stamps")
-    verify_manifest_tokenizer(manifest)
-    tokenizer = manifest_tokenizer(manifest)
-    check_vocab(cfg, tokenizer)
-    log.info("manifest ok: tokenizer vocab %s, eod %s", tokenizer["vocab_size"],
-             tokenizer.get("eod_id"))
