@@ -131,7 +131,7 @@ class StageOutcomes(beam.PTransform):
                 ).with_outputs("index", main="descriptors")
                 descriptors.append(written.descriptors)
                 spools.append(written.index)
-            partials.append(rows[KEYS] | f"{name}Sum" >> beam.CombinePerKey(sum))
+            partials.append(rows[KEYS])  # already one (key, n) per key and bundle: summed once below
         if outcomes.get("removed") is not None:
             written = outcomes["removed"] | "WriteRemoved" >> WriteRemoved(
                 self.out_dir, self.removed_sample, index=self.id_index)
@@ -148,9 +148,7 @@ class StageOutcomes(beam.PTransform):
         if outcomes.get("dead_letter") is not None:
             descriptors.append(outcomes["dead_letter"] | "WriteDeadLetters" >> WriteDeadLetters(self.out_dir))
         if outcomes.get("read") is not None:
-            partials.append(outcomes["read"]
-                            | "ReadKey" >> beam.MapTuple(lambda s, n: (("read", s), n))
-                            | "ReadSum" >> beam.CombinePerKey(sum))
+            partials.append(outcomes["read"] | "ReadKey" >> beam.MapTuple(lambda s, n: (("read", s), n)))
         path = join(self.out_dir, "stages", self.stage, "aggregates.json")
         aggregates = (flatten_small(partials, "AllPartials")
                       | "SumPartials" >> beam.CombinePerKey(sum)
