@@ -43,6 +43,7 @@ from pipelines.transforms.outputs import REMOVED, count, with_changes
 from pipelines.transforms.spill import Spilled
 from pipelines.transforms.timing import timed
 from pipelines.storage.task_files import task_texts
+from pipelines.transforms.sinks import Gather
 
 STAGE = "decontamination"
 MATCHED, CUTS, EVENTS = "matched", "cuts", "events"
@@ -232,7 +233,7 @@ class Decontaminate(beam.PTransform):
             | "Common" >> beam.Filter(lambda kv: kv[1] >= threshold)
             | "CommonNgram" >> beam.Keys()
         )
-        common_list = common | "CommonText" >> beam.Map(lambda key: key[0]) | "CommonList" >> beam.combiners.ToList()
+        common_list = common | "CommonText" >> beam.Map(lambda key: key[0]) | "CommonList" >> Gather()
         matched = scanned[MATCHED]
         if self.spill_dir is not None:
             matched = matched | "SpillMatched" >> Spilled(self.spill_dir, "decontaminate_matched")

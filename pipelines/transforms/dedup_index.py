@@ -40,6 +40,7 @@ from infra.hashing import bytes_sha256
 from curation.fuzzy_config import FuzzyDedupConfig, record_parameters
 from pipelines.storage.files import (delete_tree, file_exists, join, parquet_bytes, read_bytes,
     write_bytes)
+from pipelines.transforms.sinks import Gather
 
 log = logging.getLogger("mtnlg.curate")
 
@@ -94,7 +95,7 @@ class WriteIndexParams(beam.PTransform):
 
         return (descriptors
                 | "Checksums" >> beam.Map(_with_sha256)
-                | "AllParts" >> beam.combiners.ToList()
+                | "AllParts" >> Gather()
                 | "WriteParams" >> beam.Map(write_params))
 
 

@@ -162,8 +162,8 @@ class PartitionedDedup(beam.PTransform):
     def expand(self, urls):
         c, out_dir, p = self.fuzzy, self.out_dir, urls.pipeline
         extra, part_rows = self.older_documents, self.part_rows
-        n_parts = (urls | "CountParts" >> beam.combiners.Count.Globally()
-                   | "Partitions" >> beam.Map(lambda n: tables.partitions_for(n * part_rows + extra)))
+        n_parts = (urls | "CountParts" >> Gather()
+                   | "Partitions" >> beam.Map(lambda us: tables.partitions_for(len(us) * part_rows + extra)))
         partitions = AsSingleton(n_parts)
         own = (urls
                | "SpreadParts" >> beam.Reshuffle()

@@ -41,7 +41,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from pipelines.transforms.outputs import count
 from infra.hashing import stable_hash
-from pipelines.transforms.sinks import DOCUMENT_SCHEMA, document_row
+from pipelines.transforms.sinks import DOCUMENT_SCHEMA, Gather, document_row
 from pipelines.storage.files import is_remote, join, write_bytes
 
 RUN_BYTES = 64 << 20
@@ -198,7 +198,7 @@ class WriteShards(beam.PTransform):
         max_tokens = self.max_tokens
         return (tokenized
                 | "WriteRuns" >> beam.ParDo(WriteRunsFn(self.out_dir, self.dtype, self.run_bytes))
-                | "AllRuns" >> beam.combiners.ToList()
+                | "AllRuns" >> Gather()
                 | "Plan" >> beam.FlatMap(lambda runs: plan_shards(runs, max_tokens))
                 | "SpreadShards" >> beam.Reshuffle()
                 | "WriteShard" >> beam.ParDo(WriteShardFn(self.out_dir, self.dtype)))
