@@ -69,6 +69,32 @@ def _patch(owner, name: str, sha256: str, what: str, make) -> bool:
     return True
 
 
+def _per_function(original):
+    """``original(f)`` computed once per plain function or method (cached by its function object,
+    weakly, and by whether it is bound); any other callable (partial, builtin, callable object)
+    goes to ``original`` every time."""
+    import types
+    import weakref
+
+    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+    lock = threading.Lock()
+
+    def cached(f):
+        func = f.__func__ if isinstance(f, types.MethodType) else f
+        if not isinstance(func, types.FunctionType):
+            return original(f)
+        bound = func is not f
+        with lock:
+            known = cache.get(func)
+            hit = known.get(bound) if known is not None else None
+        if hit is None:
+            hit = original(f)
+            with lock:
+                cache.setdefault(func, {})[bound] = hit
+        return hit
+    return cached
+
+
 def _s3_client_key(options) -> tuple:
     """What Beam's ``boto3_client.Client`` is built from: these S3 options' values."""
     if isinstance(options, dict):
@@ -119,28 +145,13 @@ def memoize_function_signatures() -> bool:
     function (its code, defaults, wrappers) and on whether it is bound, so plain functions and
     methods are cached by their function object (weakly, so nothing is kept alive); any other
     callable (partial, builtin, callable object) is inspected every time, as before."""
-    import types
-    import weakref
-
     from apache_beam.transforms import core
 
-    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-    lock = threading.Lock()
-
     def make(original):
+        cached = _per_function(original)
+
         def get_function_args_defaults(f):
-            func = f.__func__ if isinstance(f, types.MethodType) else f
-            if not isinstance(func, types.FunctionType):
-                return original(f)
-            bound = func is not f
-            with lock:
-                known = cache.get(func)
-                hit = known.get(bound) if known is not None else None
-            if hit is None:
-                hit = original(f)
-                with lock:
-                    cache.setdefault(func, {})[bound] = hit
-            args, defaults = hit
+            args, defaults = cached(f)
             return list(args), list(defaults)  # callers own their lists, as with Beam's
         return get_function_args_defaults
 
@@ -225,30 +236,10 @@ def memoize_yield_return_check() -> bool:
     times for one curate job (0.14 s of CPU).  The answer depends only on the function's source,
     so plain functions and methods are cached by their function object (weakly); any other
     callable is checked every time, as before."""
-    import types
-    import weakref
-
     from apache_beam.transforms import core
 
-    cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-    lock = threading.Lock()
-
-    def make(original):
-        def _check_fn_use_yield_and_return(fn):
-            func = fn.__func__ if isinstance(fn, types.MethodType) else fn
-            if not isinstance(func, types.FunctionType):
-                return original(fn)
-            with lock:
-                hit = cache.get(func)
-            if hit is None:
-                hit = original(fn)
-                with lock:
-                    cache[func] = hit
-            return hit
-        return _check_fn_use_yield_and_return
-
     return _patch(core, "_check_fn_use_yield_and_return", _YIELD_RETURN_SHA256,
-                  "the yield-and-return check cache", make)
+                  "the yield-and-return check cache", _per_function)
 
 
 def enable() -> None:
