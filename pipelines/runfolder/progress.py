@@ -6,9 +6,11 @@ sums them for the stage now running (the last one, in job order, with any count)
     read: 48,210 documents, 312/s, 41% of the input, ETA 2m41s
     dedup: 40,100 of 93,212 documents, 1,210/s, ETA 44s
 
-On a terminal one line is rewritten in place every ``every`` seconds (default 1) and a finished
-stage's last line stays; otherwise (a log, a cluster job's driver) a line is printed at most every
-``every`` seconds (default 30) and only when it changed, so logs are never flooded.  Totals: the
+On a terminal one line is rewritten in place every ``every`` seconds (default 1) and every
+finished stage's last line stays, a stage that began and ended between two polls included;
+otherwise (a log, a cluster job's driver) a line is printed at most every ``every`` seconds
+(default 30) and only when it changed, so logs are never flooded, plus one line for a stage that
+ran between two of them (every stage of the job shows in the log).  Totals: the
 read stage's share is by input bytes (work items finished / all input files); a later stage's
 total is the documents the previous stage passed on.  The rate is over the last ``WINDOW``
 seconds.  Reading the files never fails the job: a display only.
@@ -80,6 +82,7 @@ class ProgressLine:
         self._history: dict[str, deque] = {}
         self._current: str | None = None
         self._shown: str | None = None
+        self._printed: set[str] = set()  # stages with a line in the output
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -93,9 +96,11 @@ class ProgressLine:
                 self.passed_on[stage] = c.get("out", 0)
         if current is None:
             return None
-        if current != self._current and self._current is not None and self.tty:
-            finished = self._line(self._current, counts.get(self._current, {}), now)
-            self._write(finished, end=True)  # the finished stage's last line stays
+        if current != self._current and self._current is not None:
+            names = [s for s, _ in self.stages]
+            for stage in names[names.index(self._current):names.index(current)]:
+                if stage in counts and (self.tty or stage not in self._printed):
+                    self._show(stage, self._line(stage, counts[stage], now), end=True)
         self._current = current
         line = self._line(current, counts[current], now)
         return line
@@ -136,14 +141,20 @@ class ProgressLine:
         except (OSError, ValueError):
             pass
 
+    def _show(self, stage: str, line: str, end: bool = False) -> None:
+        """``line`` on a terminal; in a log only when it is not the line printed last."""
+        if self.tty or line != self._shown:
+            self._write(line, end)
+            self._shown = line
+            self._printed.add(stage)
+
     def _tick(self) -> None:
         try:
             line = self.poll()
         except Exception:  # noqa: BLE001 - a display: never a reason to fail the job
             return
-        if line is not None and (self.tty or line != self._shown):
-            self._write(line)
-            self._shown = line
+        if line is not None:
+            self._show(self._current, line)
 
     def _run(self) -> None:
         while not self._stop.wait(self.every):
@@ -156,15 +167,15 @@ class ProgressLine:
         return self
 
     def stop(self) -> None:
-        """Stop; on a terminal the last stage's final line stays (its line is ended)."""
+        """Stop; on a terminal the last stage's final line stays (its line is ended), in a log
+        the last stage has a line."""
         if self._thread is None:
             return
         self._stop.set()
         self._thread.join()
-        if self.tty:
-            try:
-                line = self.poll()
-            except Exception:  # noqa: BLE001
-                line = None
-            if line is not None:
-                self._write(line, end=True)
+        try:
+            line = self.poll()
+        except Exception:  # noqa: BLE001
+            line = None
+        if line is not None and (self.tty or self._current not in self._printed):
+            self._show(self._current, line, end=True)

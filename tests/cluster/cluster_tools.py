@@ -56,7 +56,8 @@ _PROGRESS = re.compile(r"\w+: [\d,]+ (of [\d,]+ )?documents")
 def summary_and_progress(output: str) -> tuple[list[str], list[str]]:
     """A curate command's terminal output split into its summary lines and its live-progress
     lines ("dedup: 380 of 760 documents, ..."; at most one per 30 s when the output is no
-    terminal, on stderr, so they may follow the summary)."""
+    terminal, plus one per stage that ran between two of them; on stderr, so they may follow
+    the summary)."""
     lines = output.splitlines()
     progress = [line for line in lines if _PROGRESS.match(line.strip())]
     return [line for line in lines if not _PROGRESS.match(line.strip())], progress

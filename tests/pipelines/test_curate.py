@@ -18,13 +18,18 @@ from pipeline_fixtures import write_config, write_corpus
 pytestmark = pytest.mark.slow
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("curate")
     write_corpus(str(tmp / "raw"))
     cfg = write_config(str(tmp / "cfg.yaml"), str(tmp / "raw"))
     out = str(tmp / "run")
-    terminal = io.StringIO()  # what the terminal (or a cluster job's log) shows while it runs
+    terminal = _Terminal()  # what a terminal shows while it runs: every finished stage's line stays
     saved, cli_options.terminal = cli_options.terminal, lambda: terminal
     try:
         rc = curate.run(["--config", cfg, "--output", out, "--direct_running_mode=in_memory",
@@ -33,12 +38,13 @@ def run_dir(tmp_path_factory):
         cli_options.terminal = saved
     assert rc == 0
     with open(os.path.join(str(tmp), "progress.txt"), "w") as f:
-        f.write(terminal.getvalue())
+        f.write(terminal.getvalue().replace("\033[K", ""))  # lines end at "\r" or "\n"
     return out
 
 
 def test_every_stage_shows_live_progress(run_dir):
-    lines = open(os.path.join(os.path.dirname(run_dir), "progress.txt")).read().splitlines()
+    text = open(os.path.join(os.path.dirname(run_dir), "progress.txt")).read()
+    lines = [line for line in text.splitlines() if line]
     stages = [line.split(":")[0] for line in lines]
     assert [s for i, s in enumerate(stages) if s not in stages[:i]] == [
         "read", "dedup", "decontaminate", "tokenize"], lines

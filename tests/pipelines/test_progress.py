@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import threading
 import time
 import types
@@ -84,6 +85,35 @@ def test_log_output_prints_changed_lines_only_and_a_terminal_keeps_finished_stag
     text = tty.getvalue()
     assert text.startswith("\rread: 4 documents\033[K") and "\rread: 4 documents" in text
     assert text.count("\n") == 1 and text.endswith("\rdedup: 1 of 4 documents\033[K")
+
+
+def test_every_stage_shows_even_one_that_ran_between_two_polls(tmp_path):
+    folder, stages = str(tmp_path), [("read", str(tmp_path)), ("dedup", str(tmp_path)),
+                                     ("tokenize", str(tmp_path))]
+    outputs = {}
+    for tty in (False, True):
+        for f in os.listdir(folder):
+            shutil.rmtree(os.path.join(folder, f))
+        clock, out = Clock(), io.StringIO()
+        line = ProgressLine(stages, out, tty=tty, every=30, clock=clock).start()  # ticked by hand
+        _write(folder, "read", "w", docs=4)
+        line._tick()
+        # before the next poll: read ends, dedup runs from start to end, tokenize begins
+        _write(folder, "read", "w", docs=11, out=9)
+        _write(folder, "dedup", "w", passes=18, out=7)
+        _write(folder, "tokenize", "w", docs=2)
+        clock.t = 1.0
+        line._tick()
+        _write(folder, "tokenize", "w", docs=7, out=7)  # the job ends before the next poll
+        line.stop()
+        outputs[tty] = out.getvalue()
+    # a log: one line per poll when it changed, and one for dedup, which no poll saw running
+    assert outputs[False].splitlines() == [
+        "read: 4 documents", "dedup: 9 of 9 documents", "tokenize: 2 of 7 documents"]
+    # a terminal: every stage's final line stays
+    kept = outputs[True].replace("\033[K", "").split("\n")
+    assert [k.split("\r")[-1] for k in kept if k] == [
+        "read: 11 documents, 7/s", "dedup: 9 of 9 documents", "tokenize: 7 of 7 documents"]
 
 
 class _Slow(beam.DoFn):
