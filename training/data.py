@@ -21,6 +21,8 @@ from typing import Protocol, Sequence
 import numpy as np
 import torch
 
+from infra.config import ConfigError
+
 log = logging.getLogger(__name__)
 
 
@@ -216,8 +218,6 @@ def manifest_tokenizer(manifest) -> dict:
 def check_vocab(cfg, tokenizer: dict) -> int:
     """The model's vocabulary (``cfg``: a ``TrainConfig``) for this tokenizer; refuses one that
     cannot hold its tokens."""
-    from infra.config import ConfigError
-
     tok_vocab = int(tokenizer["vocab_size"])
     eod = tokenizer.get("eod_id")
     if eod is not None and not 0 <= int(eod) < tok_vocab:
