@@ -7,10 +7,10 @@ sums them for the stage now running (the last one, in job order, with any count)
     dedup: 40,100 of 93,212 documents, 1,210/s, ETA 44s
 
 On a terminal one line is rewritten in place every ``every`` seconds (default 1) and every
-finished stage's last line stays, a stage that began and ended between two polls included;
-otherwise (a log, a cluster job's driver) a line is printed at most every ``every`` seconds
-(default 30) and only when it changed, so logs are never flooded, plus one line for a stage that
-ran between two of them (every stage of the job shows in the log).  Totals: the
+finished stage's last line stays, a stage that began and ended between two polls (or before the
+first) included; otherwise (a log, a cluster job's driver) a line is printed at most every
+``every`` seconds (default 30) and only when it changed, so logs are never flooded, plus one
+line for a stage that ran between two of them (every stage of the job shows in the log).  Totals: the
 read stage's share is by input bytes (work items finished / all input files); a later stage's
 total is the documents the previous stage passed on.  The rate is over the last ``WINDOW``
 seconds.  Reading the files never fails the job: a display only.
@@ -96,9 +96,10 @@ class ProgressLine:
                 self.passed_on[stage] = c.get("out", 0)
         if current is None:
             return None
-        if current != self._current and self._current is not None:
+        if current != self._current:  # the stages finished since the last poll (or the start)
             names = [s for s, _ in self.stages]
-            for stage in names[names.index(self._current):names.index(current)]:
+            first = names.index(self._current) if self._current is not None else 0
+            for stage in names[first:names.index(current)]:
                 if stage in counts and (self.tty or stage not in self._printed):
                     self._show(stage, self._line(stage, counts[stage], now), end=True)
         self._current = current

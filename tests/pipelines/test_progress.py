@@ -114,6 +114,16 @@ def test_every_stage_shows_even_one_that_ran_between_two_polls(tmp_path):
     kept = outputs[True].replace("\033[K", "").split("\n")
     assert [k.split("\r")[-1] for k in kept if k] == [
         "read: 11 documents, 7/s", "dedup: 9 of 9 documents", "tokenize: 7 of 7 documents"]
+    # the first poll may already see a later stage: the earlier ones still show
+    for f in os.listdir(folder):
+        shutil.rmtree(os.path.join(folder, f))
+    log = io.StringIO()
+    line = ProgressLine(stages, log, tty=False, every=30, clock=Clock()).start()
+    _write(folder, "read", "w", docs=11, out=9)
+    _write(folder, "dedup", "w", passes=4)
+    line._tick()
+    line.stop()
+    assert log.getvalue().splitlines() == ["read: 11 documents", "dedup: 2 of 9 documents"]
 
 
 class _Slow(beam.DoFn):
