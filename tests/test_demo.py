@@ -1,8 +1,5 @@
 """`mtnlg demo` end to end: every stage runs for real on the embedded sample."""
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -10,25 +7,9 @@ import pytest
 from blending.indexed_dataset import IndexedDataset
 
 
-STEPS = 4  # the loss has fallen by then (measured 10.99 -> 10.58; lr warms up over steps 1-3)
-# One Beam worker: curate runs in memory (16 s of CPU where 2 worker processes take 27 s,
-# bench/bench_local_running_mode.py); worker processes are test_curate's and the cluster tests'.
-WORKERS = 1
-# One training process: `mtnlg train` then runs in the demo's own process (no elastic agent, no
-# forkserver: ~10 s of CPU less). The launcher's ranks are test_elastic_launch's (two
-# nodes; a restart, then SIGTERM); `make demo` itself trains with the default 2.
-NPROC = 1
-
-
 @pytest.mark.slow
-def test_demo_end_to_end(tmp_path: Path):
-    work = tmp_path / "demo"
-    proc = subprocess.run(
-        [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", str(STEPS),
-         "--workers", str(WORKERS), "--nproc", str(NPROC),
-         "--progress-every", "1"],
-        capture_output=True, text=True, timeout=1200,
-    )
+def test_demo_end_to_end(demo):  # the `demo` fixture (tests/conftest.py) runs it
+    work, proc = demo.work, demo
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = proc.stdout
     assert "[FELL]" in out, out[-3000:]
@@ -99,4 +80,4 @@ def test_demo_end_to_end(tmp_path: Path):
     assert 'class="rethreshold"' in html and 'id="pii"' in html
     assert "duplicate chain" in out and "via stats/id_index" in out
     metrics = [json.loads(l) for l in (work / "train" / "metrics.jsonl").read_text().splitlines()]
-    assert len(metrics) == STEPS
+    assert len(metrics) == demo.steps

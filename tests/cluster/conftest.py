@@ -1,7 +1,8 @@
 """Fixtures of the cluster-shaped tests: the installed package (see cluster_tools.py), the sample
-corpus it writes, a moto S3 server, and one curate run of the sample on S3 that both test files
-read (test_s3.py: its accounting, staging, blending, training; test_worker_pool.py: the same
-job on an EXTERNAL worker pool must give its bytes)."""
+corpus it writes, a moto S3 server, and one curate run of the sample on Beam's job service with
+an EXTERNAL worker pool, every input on S3 and its RUN written there, that both test files read
+(test_s3.py: its accounting, staging, blending, training; test_worker_pool.py: the workers, and
+the same bytes as the in-process run of `mtnlg demo` from the checkout)."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from cluster_tools import BUCKET, S3_KEYS, Installed, _build_dist, demo_config, make_venv, moto_s3
+from cluster_tools import (BUCKET, S3_KEYS, Installed, _build_dist, demo_config, free_port,
+                           make_venv, moto_s3, stop, wait_for_port)
+
+HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(items):
@@ -69,14 +73,17 @@ def s3(tmp_path_factory):
 @dataclass
 class S3Run:
     """``mtnlg curate`` of the sample with the demo config (quality filter on), every input on
-    s3:// and the RUN written there, by the local FnApiRunner with one worker process (the worker
-    pool run, test_worker_pool.py, uses two and must give the same bytes)."""
+    s3:// and the RUN written there, submitted to Beam's job service and run by two SDK workers
+    of an EXTERNAL worker pool: every process from the installed wheel's venv, the checkout
+    hidden."""
 
     url: str  # s3://corpus/runs/r1
     info: dict  # its run.json
     output: str  # the command's stdout + stderr
+    stderr: str
     seconds: float
     local: Path  # a download of its shards/ and stats/ (for comparisons)
+    pool_log: str  # the worker pool's output
 
 
 def _upload(client, folder: Path, prefix: str) -> None:
@@ -109,16 +116,38 @@ def s3_run(installed, sample, quality_model, s3, tmp_path_factory) -> S3Run:
     client.upload_file(str(quality_model), BUCKET, "models/quality.bin")
     cfg = tmp / "s3.yaml"
     cfg.write_text(demo_config(f"s3://{BUCKET}/models/quality.bin", bucket=BUCKET))
+    # The launcher is copied out of the (hidden) checkout; it is Beam's local_job_service_main
+    # plus the worker count (tests/cluster/job_service.py says why). A pool's SDK harnesses get
+    # no pipeline options for their file systems: they reach S3 through the variables of their
+    # environment, as docs/runners.md ("S3 settings") tells a cluster's operator to set them.
+    launcher = tmp / "job_service.py"
+    shutil.copy(HERE / "job_service.py", launcher)
+    job_port, pool_port = free_port(), free_port()
+    worker_env = {**S3_KEYS, "AWS_ENDPOINT_URL_S3": endpoint}
+    job = installed.popen(["python", str(launcher), "--port", str(job_port)], cwd=tmp,
+                          log=tmp / "job_service.log", **worker_env)
+    pool = installed.popen(["python", "-m", "apache_beam.runners.worker.worker_pool_main",
+                            "--service_port", str(pool_port)], cwd=tmp,
+                           log=tmp / "worker_pool.log", **worker_env)
     run = f"s3://{BUCKET}/runs/r1"
-    t0 = time.perf_counter()
-    proc = installed.run(["mtnlg", "curate", "--config", str(cfg), "--output", run,
-                          "--direct_running_mode=multi_processing", "--direct_num_workers=1",
-                          "--s3_endpoint_url", endpoint],
-                         cwd=tmp, timeout=1200, **S3_KEYS)
-    seconds = time.perf_counter() - t0
+    try:
+        wait_for_port(job_port, job, "job service")
+        wait_for_port(pool_port, pool, "worker pool")
+        t0 = time.perf_counter()
+        proc = installed.run(["mtnlg", "curate", "--config", str(cfg), "--output", run,
+                              "--runner", "PortableRunner", "--job_endpoint", f"127.0.0.1:{job_port}",
+                              "--environment_type", "EXTERNAL",
+                              "--environment_config", f"127.0.0.1:{pool_port}",
+                              "--direct_num_workers", "2", "--s3_endpoint_url", endpoint],
+                             cwd=tmp, timeout=1200, **S3_KEYS)
+        seconds = time.perf_counter() - t0
+    finally:
+        stop(job)
+        stop(pool)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
     assert not list(tmp.glob("runs")) and not (tmp / "r1").exists()  # nothing written locally
     info = json.loads(client.get_object(Bucket=BUCKET, Key="runs/r1/run.json")["Body"].read())
     for part in ("shards", "stats"):
         _download(client, f"runs/r1/{part}/", tmp / "download" / part)
-    return S3Run(run, info, proc.stdout + proc.stderr, seconds, tmp / "download")
+    return S3Run(run, info, proc.stdout + proc.stderr, proc.stderr, seconds, tmp / "download",
+                 (tmp / "worker_pool.log").read_text())

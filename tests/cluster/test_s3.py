@@ -1,5 +1,5 @@
 """Object storage for real: a moto S3 server on 127.0.0.1; curate (installed wheel, checkout
-hidden, a local worker process) reads the raw corpus, the language model, the quality model,
+hidden, Beam's job service and two SDK workers of an EXTERNAL worker pool) reads the raw corpus, the language model, the quality model,
 the tokenizer and the eval-task files from ``s3://`` and writes its RUN there through Beam's S3
 filesystem (the ``s3_run`` fixture, conftest.py).  Here: every planted record's fate, the
 terminal output, then the documented path to training: ``mtnlg stage`` (checksums verified),
@@ -35,13 +35,13 @@ def test_s3_run_prints_a_short_summary(s3_run, s3):
 
 
 def test_s3_run_accounts_for_every_planted_record(s3_run, sample):
-    """A worker process apart from the driver (every DoFn and config object pickled): every
+    """Worker processes apart from the driver (every DoFn and config object pickled): every
     record the sample planted is read once, each malformed one is a dead letter, and the
     counters add up."""
     info = s3_run.info
     truth = json.loads((sample / "ground_truth.json").read_text())
-    assert info["accounting_ok"] and info["runner"] == "FnApiRunner"
-    assert info["pipeline_options"]["direct_running_mode"] == "multi_processing"
+    assert info["accounting_ok"] and info["runner"] == "PortableRunner"
+    assert info["pipeline_options"]["environment_type"] == "EXTERNAL"
     for name, s in info["sources"].items():
         assert s["read"] == s["kept"] + sum(s["removed"].values()) + s["dead_lettered"], name
     assert info["totals"]["read"] == truth["totals"]["records"]  # the truncated zst counts as one

@@ -1,23 +1,19 @@
 """The curate job on separate Beam workers: Beam's job service + an EXTERNAL worker pool, all
-started from the installed wheel's venv with the checkout hidden, and the result compared with
-the local FnApiRunner run of the same installed package and config (the session's S3 run,
-conftest.py ``s3_run``; here the inputs and models are local files of the same bytes): same
-kept document ids, same per-source accounting, same bytes in every shard.  See
+started from the installed wheel's venv with the checkout hidden, every input on S3 (the
+session's run, conftest.py ``s3_run``), compared with the in-process FnApiRunner run of `mtnlg
+demo` from the checkout (the same sample, config and quality model bytes; tests/conftest.py
+``demo``): same kept document ids, same per-source accounting, same bytes in every shard.  See
 docs/runners.md ("tested here")."""
 from __future__ import annotations
 
 import glob
 import hashlib
 import json
-import shutil
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from cluster_tools import demo_config, free_port, stop, wait_for_port
-
-HERE = Path(__file__).resolve().parent
+from blending.stamps import STAMP_SUFFIX
 
 
 def _kept_ids(run: Path) -> list[str]:
@@ -31,63 +27,43 @@ def _kept_ids(run: Path) -> list[str]:
 
 
 def _shard_hashes(run: Path) -> dict[str, str]:
+    """sha256 of every shard file; not the verification stamps the demo's blend step wrote
+    beside them (blending/stamps.py)."""
     out = {}
     for path in sorted((run / "shards").rglob("*")):
-        if path.is_file():
+        if path.is_file() and not path.name.endswith(STAMP_SUFFIX):
             out[str(path.relative_to(run))] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
 
 
-def test_portable_runner_on_external_worker_pool_matches_local(installed, sample, quality_model,
-                                                               s3_run, tmp_path):
-    cfg = tmp_path / "demo-quality.yaml"
-    cfg.write_text(demo_config(str(quality_model)))
-    # The launcher is copied out of the (hidden) checkout; it is Beam's local_job_service_main
-    # plus the worker count (tests/cluster/job_service.py says why).
-    launcher = tmp_path / "job_service.py"
-    shutil.copy(HERE / "job_service.py", launcher)
-    job_port, pool_port = free_port(), free_port()
-    job = installed.popen(["python", str(launcher), "--port", str(job_port)], cwd=tmp_path,
-                          log=tmp_path / "job_service.log")
-    pool = installed.popen(["python", "-m", "apache_beam.runners.worker.worker_pool_main",
-                            "--service_port", str(pool_port)], cwd=tmp_path,
-                           log=tmp_path / "worker_pool.log")
-    try:
-        wait_for_port(job_port, job, "job service")
-        wait_for_port(pool_port, pool, "worker pool")
-        out = tmp_path / "run"
-        t0 = time.perf_counter()
-        proc = installed.run(["mtnlg", "curate", "--config", str(cfg), "--input-root", str(sample),
-                              "--output", str(out), "--runner", "PortableRunner",
-                              "--job_endpoint", f"127.0.0.1:{job_port}",
-                              "--environment_type", "EXTERNAL",
-                              "--environment_config", f"127.0.0.1:{pool_port}",
-                              "--direct_num_workers", "2", "--progress-every", "1"],
-                             cwd=tmp_path, timeout=900)
-        secs = time.perf_counter() - t0
-        assert proc.returncode == 0, proc.stdout + proc.stderr[-4000:]
-    finally:
-        stop(job)
-        stop(pool)
-    print(f"\nworker-pool run {secs:.1f}s, local FnApiRunner run (on S3) {s3_run.seconds:.1f}s")
-    pool_log = (tmp_path / "worker_pool.log").read_text()
-    workers = [line for line in pool_log.splitlines() if "Starting worker with command" in line]
-    assert len(workers) == 2, pool_log[-3000:]  # two SDK harness processes served the job
-    # live progress from the workers' own counts (the job service has no live metrics)
-    progress = [line.split(":")[0] for line in proc.stderr.splitlines() if " documents" in line]
-    assert {"read", "dedup", "decontaminate", "tokenize"} <= set(progress), proc.stderr[-3000:]
+def _tree_hashes(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
 
-    a, b = s3_run.info, json.loads((out / "run.json").read_text())
+
+def test_portable_runner_on_external_worker_pool_matches_in_process_run(sample, s3_run, demo):
+    assert demo.returncode == 0, demo.stderr[-4000:]
+    # the same inputs: the installed package wrote the checkout's sample and trained its model
+    assert _tree_hashes(sample) == _tree_hashes(demo.work / "sample")
+    local = demo.work / "run"
+    print(f"\nworker-pool run on S3 {s3_run.seconds:.1f}s")
+    workers = [line for line in s3_run.pool_log.splitlines() if "Starting worker with command" in line]
+    assert len(workers) == 2, s3_run.pool_log[-3000:]  # two SDK harness processes served the job
+    # live progress from the workers' own counts (the job service has no live metrics)
+    progress = [line.split(":")[0] for line in s3_run.stderr.splitlines() if " documents" in line]
+    assert {"read", "dedup", "decontaminate", "tokenize"} <= set(progress), s3_run.stderr[-3000:]
+
+    a, b = json.loads((local / "run.json").read_text()), s3_run.info
     assert b["runner"] == "PortableRunner" and a["runner"] == "FnApiRunner"
     assert b["accounting_ok"] and a["accounting_ok"]
     assert b["sources"] == a["sources"]
     assert b["totals"] == a["totals"]
-    assert b["tokenizer"]["path"] == "pkg://data_manifests/tokenizers/gpt2"
+    assert a["tokenizer"]["path"] == "pkg://data_manifests/tokenizers/gpt2"
     assert {**b["tokenizer"], "path": None} == {**a["tokenizer"], "path": None}  # the same files
     assert b["quality_model"]["sha256"] == a["quality_model"]["sha256"]
-    assert _kept_ids(out) == _kept_ids(s3_run.local)
-    shards = _shard_hashes(s3_run.local)
-    assert shards and _shard_hashes(out) == shards
+    assert _kept_ids(s3_run.local) == _kept_ids(local)
+    shards = _shard_hashes(local)
+    assert shards and _shard_hashes(s3_run.local) == shards
 
 
 def test_mistyped_option_fails_before_any_work(installed, sample, tmp_path):
