@@ -1,6 +1,7 @@
 """A fake RUN directory laid out per docs/run-layout.md, small enough to build in milliseconds."""
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import random
@@ -32,12 +33,16 @@ def _write_jsonl_gz(path: Path, records: list[dict]) -> None:
 _SCORE_NAMES = None
 
 
-def _scores(rng: random.Random, words: int) -> dict:
-    """Heuristic scores of a generated text with ``words`` words (some documents repetitive)."""
+@functools.lru_cache(maxsize=None)
+def _scores(stream: str, words: int) -> dict:
+    """Heuristic scores of a generated text with ``words`` words (some documents repetitive),
+    drawn from the random stream ``stream``. Cached: most dashboard tests build the same runs
+    (a run's 300 texts took ~0.3 s to generate and score)."""
     global _SCORE_NAMES
     from curation.heuristics import SCORE_COLUMNS, score_document
 
     _SCORE_NAMES = SCORE_COLUMNS
+    rng = random.Random(stream)
     vocab = ["the", "river", "of", "valley", "and", "town", "with", "market", "stone", "bridge", "old",
              "people", "trade", "built", "new", "ideas", "to", "that", "have", "be"]
     n = min(words, 400)
@@ -69,7 +74,7 @@ def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 1
                    "lang_score": 0.9, "quality_score": rng.random() if with_quality else None,
                    "tokens": words + 1}
             # Heuristic scores of a text of that many words, most of it prose, some of it repeated.
-            row.update(_scores(random.Random(f"{seed}/{doc_id}"), words))  # own stream: rng unchanged
+            row.update(_scores(f"{seed}/{doc_id}", words))  # own stream: rng unchanged
             roll = rng.random()
             if roll < 0.05:
                 row.update(outcome="dead_letter", stage="read", reason="unparseable", chars=0, words=0,
