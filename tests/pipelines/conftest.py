@@ -1,8 +1,9 @@
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
+
+from pipeline_fixtures import local_pipeline
 
 
 @pytest.fixture
 def pipeline():
-    """A TestPipeline on the FnApiRunner, in process (never Prism: it downloads a binary)."""
-    return TestPipeline(runner="FnApiRunner")
+    """A TestPipeline on the FnApiRunner, in process, as `mtnlg curate` builds its job."""
+    return local_pipeline()

@@ -5,12 +5,23 @@ import json
 import os
 import random
 
+import apache_beam as beam
 import zstandard
+from apache_beam.options.pipeline_options import PipelineOptions
+from apache_beam.testing.test_pipeline import TestPipeline
 
 from curation.document import Document
+from pipelines.curate import BUILD_OPTIONS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPT2 = os.path.join(REPO, "data_manifests", "tokenizers", "gpt2")
+
+def local_pipeline(test: bool = True) -> beam.Pipeline:
+    """A (Test)Pipeline on the local FnApiRunner, in process (never Prism: it downloads a
+    binary), built as `mtnlg curate` builds its job (``pipelines.curate.BUILD_OPTIONS``)."""
+    options = PipelineOptions(["--runner=FnApiRunner", *BUILD_OPTIONS])
+    return TestPipeline(options=options) if test else beam.Pipeline(options=options)
+
 
 WORDS = ("the river town kept a small library where people of every age came to read and talk "
          "about history science music and the weather that changed with each season of the year "

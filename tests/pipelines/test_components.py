@@ -12,12 +12,12 @@ from collections import defaultdict
 
 import apache_beam as beam
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipelines.transforms.components import DONE, FINAL, ConnectedComponents, both_directions, large_star, small_star
+from pipeline_fixtures import local_pipeline
 
 
 def union_find_labels(edges) -> list[tuple[int, int]]:
@@ -127,7 +127,7 @@ def test_components_pipeline_equals_union_find_and_reports_rounds():
     _, _, trace = simulate(edges, 12)
     used = sum(1 for n in trace if n)
     assert used < 12
-    with TestPipeline(runner="FnApiRunner") as p:
+    with local_pipeline() as p:
         out = p | beam.Create(edges) | ConnectedComponents(12, round_counts=True)
         assert_that(out["labels"], equal_to(union_find_labels(edges)), label="labels")
         assert_that(out["rounds"] | beam.Map(lambda r: (r["round"], r["edges"])),

@@ -7,7 +7,6 @@ import random
 import apache_beam as beam
 import pytest
 from apache_beam.pvalue import AsSingleton
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipelines.transforms.components import round_rows
@@ -15,6 +14,7 @@ from pipelines.transforms.components_files import FileComponents
 from pipelines.transforms.dedup_steps import edge_spills
 from pipelines.transforms.spill import Spiller, read_chunk, read_partition, write_spill
 from test_components import disjoint_union, simulate, union_find_labels
+from pipeline_fixtures import local_pipeline
 
 
 def node(i: int) -> tuple:
@@ -37,7 +37,7 @@ def test_spill_files_hold_each_record_in_its_partition(tmp_path):
 
 def _components(tmp_path, edges, rounds: int, partitions: int = 3):
     first = edge_spills([(node(u), node(v), 0.9) for u, v in edges], partitions, str(tmp_path))
-    p = TestPipeline(runner="FnApiRunner")
+    p = local_pipeline()
     each = p | "Ids" >> beam.Create(list(range(partitions)))
     size = AsSingleton(p | "P" >> beam.Create([partitions]))
     cc = p | "First" >> beam.Create([{"p": 0, **first}]) | FileComponents(str(tmp_path), each, size, rounds)

@@ -6,7 +6,6 @@ import json
 import os
 
 import apache_beam as beam
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.internal import pickler
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing.util import assert_that, equal_to
@@ -15,7 +14,7 @@ from curation.decontamination import DecontaminationConfig
 from curation.document import Document
 from curation.pieces import piece_documents, split_pieces
 from pipelines.transforms.decontaminate import Decontaminate, MatchFn, TaskIndex
-from pipeline_fixtures import english
+from pipeline_fixtures import english, local_pipeline
 from task_bucket import TaskBucket
 
 SAMPLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "data_manifests", "eval_tasks", "sample")
@@ -95,7 +94,7 @@ def test_frequency_guard_counts_over_the_corpus(pipeline, tmp_path):
     dirty = lambda i: Document(f"d/{i}", "realnews", english(i, 150) + "\n\n" + TASK + "\n\n" + english(50 + i, 150))
 
     def run(n):
-        p = beam.Pipeline(runner="FnApiRunner")
+        p = local_pipeline(test=False)
         out = p | f"C{n}" >> beam.Create([dirty(i) for i in range(n)]) | Decontaminate(tasks, DecontaminationConfig())
         assert_that(out["kept"] | beam.Map(lambda d: TASK in d.text), equal_to([n >= 10] * n))
         p.run().wait_until_finish()
@@ -111,7 +110,7 @@ def test_matched_documents_wait_for_the_frequency_guard_in_files(tmp_path):
     dirty = lambda i: Document(f"d/{i}", "realnews", english(i, 150) + "\n\n" + TASK + "\n\n" + english(50 + i, 150))
     for n in (9, 10):
         spill = tmp_path / f"spill{n}"
-        with TestPipeline(runner="FnApiRunner") as p:
+        with local_pipeline() as p:
             out = p | beam.Create([dirty(i) for i in range(n)]) | Decontaminate(
                 tasks, DecontaminationConfig(), spill_dir=str(spill))
             assert_that(out["kept"] | beam.Map(lambda d: TASK in d.text), equal_to([n >= 10] * n))
@@ -146,7 +145,7 @@ def test_index_built_once_per_worker_from_task_urls(tmp_path):
     planted = [_planted(i, p) for i, (_, p) in enumerate(passages[:6])]
     clean = [Document(f"wiki/{i}", "wikipedia", english(500 + i, 300)) for i in range(30)]
 
-    p = beam.Pipeline(runner="FnApiRunner")
+    p = local_pipeline(test=False)
     out = p | beam.Create(planted + clean, reshuffle=False) | Decontaminate(tasks, DecontaminationConfig())
     assert_that(out["kept"] | beam.Filter(lambda d: not d.meta) | beam.Map(lambda d: d.id),
                 equal_to([d.id for d in clean]), label="clean")

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import apache_beam as beam
 from apache_beam.pvalue import AsList, AsSingleton
-from apache_beam.testing.test_pipeline import TestPipeline
 from apache_beam.testing.util import assert_that, equal_to
 
 from curation.document import Decision
 from pipelines.transforms.dedup_decide import DECIDED, FollowStepFn
 from pipelines.transforms.dedup_steps import decision_partition, key_partition
 from pipelines.transforms.spill import Spiller, read_chunk
+from pipeline_fixtures import local_pipeline
 
 P = 3
 
@@ -35,7 +35,7 @@ def test_follow_steps_name_the_final_survivor(tmp_path):
              "fuzzy": {"decisions": _spill(tmp_path, "f", [(*refs[x.id], x) for x in fuzzy], by_named)},
              "older": {"links": _spill(tmp_path, "o", older, lambda kl: key_partition(kl[0], P))}}
     out = str(tmp_path / "out")
-    with TestPipeline(runner="FnApiRunner") as p:
+    with local_pipeline() as p:
         each = p | "Ids" >> beam.Create(list(range(P)))
         size = AsSingleton(p | "P" >> beam.Create([P]))
         spilled = {k: AsList(p | f"Create{k}" >> beam.Create([v])) for k, v in steps.items()}

@@ -27,7 +27,7 @@ from pipelines.transforms.dedup_partitioned import PartitionedDedup
 from pipelines.transforms.dedup_tables import part_key
 from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
 from pipelines.transforms.parts import WriteParts, read_part
-from pipeline_fixtures import english
+from pipeline_fixtures import english, local_pipeline
 
 FUZZY = FuzzyDedupConfig(num_perm=64, bands=16, rows=4, threshold=0.7, max_rounds=6, max_bucket=3,
                          bucket_shards=4)
@@ -87,12 +87,12 @@ def test_same_decisions_as_the_record_based_dedup(tmp_path, verify):
     old, new = _corpus()
     cfg = dataclasses.replace(FUZZY, verify=verify)
     older = _older_index(tmp_path, old)
-    with beam.Pipeline(runner="FnApiRunner") as p:
+    with local_pipeline(test=False) as p:
         _ = p | beam.Create(new) | WriteParts(str(tmp_path / "run"), "read", rows=5)
     parts = sorted(glob.glob(str(tmp_path / "run" / "_w" / "stages" / "read" / "*.parquet")))
     assert len(parts) >= 4
     out = str(tmp_path / "out")
-    with beam.Pipeline(runner="FnApiRunner") as p:  # the record-based transforms
+    with local_pipeline(test=False) as p:  # the record-based transforms
         records = p | "Docs" >> beam.Create(new) | "Batch" >> beam.BatchElements(max_batch_size=128) \
             | "Records" >> beam.FlatMap(lambda ds: dedup_records(ds, cfg, priority_map(PRIORITY)))
         older_recs = p | "Older" >> beam.Create([record_from_row(r) for path, _ in older
@@ -104,7 +104,7 @@ def test_same_decisions_as_the_record_based_dedup(tmp_path, verify):
         _dump((ex[GROUPS], fz[GROUPS]) | "Groups" >> beam.Flatten(), str(tmp_path / "want_groups.json"), "G")
         _dump(fz[BUCKETS], str(tmp_path / "want_buckets.json"), "B")
         _dump(_inputs((ex[INPUTS], fz[INPUTS]), "I"), str(tmp_path / "want_inputs.json"), "I")
-    with beam.Pipeline(runner="FnApiRunner") as p:  # the file-backed one, over the parts
+    with local_pipeline(test=False) as p:  # the file-backed one, over the parts
         got = p | beam.Create(parts) | PartitionedDedup(out, True, cfg, PRIORITY, older, len(old), 5)
         removals = got["removed"] | beam.Map(lambda r: _decision(Decision(
             r.doc.id, r.doc.source, r.stage, r.reason, r.detail)))
@@ -136,7 +136,7 @@ def test_same_decisions_as_the_record_based_dedup(tmp_path, verify):
 
 
 def _one_part(tmp_path, docs) -> dict:
-    with beam.Pipeline(runner="FnApiRunner") as p:
+    with local_pipeline(test=False) as p:
         _ = p | beam.Create(docs) | WriteParts(str(tmp_path), "read")
     url = glob.glob(os.path.join(str(tmp_path), "_w", "stages", "read", "*.parquet"))[0]
     features = str(tmp_path / "features.parquet")

@@ -11,7 +11,6 @@ import os
 
 import apache_beam as beam
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
 
 from curation.dedup_records import dedup_records, similarity
 from curation.document import Document
@@ -20,6 +19,7 @@ from curation.lsh import candidate_probability
 from pipelines.transforms.dedup import DedupRecords
 from pipelines.transforms.fuzzy import FuzzyDedup
 from planted_pairs import planted_pairs
+from pipeline_fixtures import local_pipeline
 
 DEFAULT = FuzzyDedupConfig()
 T = DEFAULT.threshold
@@ -37,7 +37,7 @@ def pairs():
 @pytest.fixture(scope="module")
 def rows(pairs, tmp_path_factory):
     out = tmp_path_factory.mktemp("planted")
-    with TestPipeline(runner="FnApiRunner") as p:
+    with local_pipeline() as p:
         records = p | beam.Create(documents(pairs)) | DedupRecords(DEFAULT)
         fuzzy = records | FuzzyDedup(DEFAULT)
         _ = fuzzy["groups"] | beam.Map(json.dumps) | beam.io.WriteToText(str(out / "rows"))

@@ -8,10 +8,10 @@ import os
 import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
-from apache_beam.testing.test_pipeline import TestPipeline
 
 from pipelines.transforms.dedup_stats import (GROUP_FILES, INDEX_SPOOLS, PARTIALS, WriteDedupOutputs,
                                               WriteDedupStats, group_outputs, group_row)
+from pipeline_fixtures import local_pipeline
 
 SOURCES = ("wikipedia", "realnews", "cc")
 
@@ -42,14 +42,14 @@ def test_stats_from_partials_equal_the_stats_from_all_rows(tmp_path):
     clusters = _clusters()
     rows = [r for c in clusters for r in c]
     inputs = [(("exact", s), 50) for s in SOURCES] + [(("fuzzy", s), 40) for s in SOURCES]
-    with TestPipeline(runner="FnApiRunner") as p:
+    with local_pipeline() as p:
         _ = {"groups": p | "Rows" >> beam.Create(rows), "inputs": p | "In" >> beam.Create(inputs)} \
             | WriteDedupOutputs(str(tmp_path / "want"))
     out = str(tmp_path / "got")
     steps = [[r for c in clusters[i::3] for r in c] for i in range(3)]  # whole clusters per step
     tagged = [o for step in steps for o in group_outputs(step, out, id_index=True)]
     by_tag = {t: [o.value for o in tagged if o.tag == t] for t in (GROUP_FILES, INDEX_SPOOLS, PARTIALS)}
-    with TestPipeline(runner="FnApiRunner") as p:
+    with local_pipeline() as p:
         _ = {"partials": p | "Partials" >> beam.Create(by_tag[PARTIALS]),
              "inputs": p | "In" >> beam.Create(inputs)} | WriteDedupStats(out)
     want, got = _tables(str(tmp_path / "want")), _tables(out)

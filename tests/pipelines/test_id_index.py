@@ -8,11 +8,11 @@ import os
 import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
-from apache_beam.testing.test_pipeline import TestPipeline
 
 from pipelines.transforms import id_index
 from pipelines.transforms.id_index import EntrySpool, WriteIdIndex, bucket_of, entry, lookup
 from pipelines.transforms.sinks import WriteRowsFn
+from pipeline_fixtures import local_pipeline
 
 
 def _entries(n: int, start: int = 0) -> list[tuple]:
@@ -31,7 +31,7 @@ def test_spooled_entries_land_once_in_their_sorted_bucket(tmp_path, monkeypatch,
             s.add(e)
         spools.append(s.close())
     assert spools[2] is None and all(os.path.exists(d["spool"]) for d in spools[:2])
-    with TestPipeline(runner="FnApiRunner") as p:  # never Prism: it downloads a binary
+    with local_pipeline() as p:  # never Prism: it downloads a binary
         _ = (p | beam.Create([d for d in spools if d]) | WriteIdIndex(out, "tokenize"))
     files = sorted(glob.glob(os.path.join(out, "stats", "id_index", "*.parquet")))
     buckets = id_index.buckets_for(200)
@@ -59,7 +59,7 @@ def test_one_writer_per_stage_writes_each_producers_own_buckets(tmp_path, monkey
         for e in _entries(n, start=start):
             s.add(e)
         spools.append(s.close())
-    with TestPipeline(runner="FnApiRunner") as p:
+    with local_pipeline() as p:
         _ = p | beam.Create([d for d in spools if d]) | WriteIdIndex(out, "dedup")
     names = sorted(os.path.basename(f) for f in glob.glob(os.path.join(out, "stats", "id_index", "*.parquet")))
     assert names == [f"dedup-kept-{b:05d}-of-00008.parquet" for b in range(8)] + [
@@ -72,7 +72,7 @@ def test_gather_lists_a_small_pcollection_also_when_empty():
 
     from pipelines.transforms.sinks import Gather
 
-    with TestPipeline(runner="FnApiRunner") as p:
+    with local_pipeline() as p:
         full = p | "Full" >> beam.Create([3, 1, 2]) | "GatherFull" >> Gather()
         empty = p | "Empty" >> beam.Create([]) | "GatherEmpty" >> Gather()
         assert_that(full | beam.Map(sorted), equal_to([[1, 2, 3]]), label="full")
@@ -82,7 +82,7 @@ def test_gather_lists_a_small_pcollection_also_when_empty():
 def test_row_writer_sends_one_spool_per_file_not_one_element_per_row(tmp_path):
     out = str(tmp_path)
     rows = [("stats/documents/tokenize", {"id": f"d{i}", "url": None}) for i in range(25)]
-    with TestPipeline(runner="FnApiRunner") as p:
+    with local_pipeline() as p:
         written = (p | beam.Create(rows)
                    | beam.ParDo(WriteRowsFn(out, "jsonl", max_rows=10,
                                             index_keys=lambda r: [("stats", r["id"], r["id"])],

@@ -13,6 +13,7 @@ import apache_beam as beam
 
 from pipelines.runfolder.progress import ProgressLine, format_line, stage_counts
 from pipelines.transforms import progress
+from pipeline_fixtures import local_pipeline
 
 
 class Clock:
@@ -146,7 +147,7 @@ def test_progress_lines_appear_while_the_stage_runs(tmp_path):
     watcher = threading.Thread(target=lambda: [seen.append((time.monotonic(), out.getvalue()))
                                                or time.sleep(0.05) for _ in range(400)], daemon=True)
     watcher.start()
-    with beam.Pipeline(runner="FnApiRunner") as p:
+    with local_pipeline(test=False) as p:
         _ = p | beam.Create(range(150)) | beam.ParDo(_Slow(folder))
     ended = time.monotonic()
     line.stop()

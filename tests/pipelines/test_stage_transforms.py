@@ -16,7 +16,7 @@ from pipelines.transforms.filter_fn import FilterDoFn
 from pipelines.transforms.parts import from_row, to_row
 from pipelines.transforms.shards import WriteShards, shard_bounds
 from pipelines.transforms.sinks import WriteRowsFn
-from pipeline_fixtures import doc
+from pipeline_fixtures import doc, local_pipeline
 
 
 def test_document_parts_round_trip_every_field(tmp_path):
@@ -42,7 +42,7 @@ def test_row_writer_rolls_files_and_describes_them(pipeline, tmp_path):
 
 def _shards(tmp_path, name, items, run_bytes):
     out = str(tmp_path / name)
-    with beam.Pipeline(runner="FnApiRunner") as p:
+    with local_pipeline(test=False) as p:
         rows = p | beam.Create(items) | WriteShards(out, 1500, "uint16", run_bytes=run_bytes)
         _ = rows | beam.combiners.ToList() | beam.Map(
             lambda rs: open(os.path.join(out, "rows.json"), "w").write(json.dumps(sorted(rs, key=str))))

@@ -21,7 +21,7 @@ from pipelines.transforms.fuzzy import FuzzyDedup
 from pipelines.transforms.read import ReadInputs
 from pipelines.transforms.stats import stats_row
 from pipelines.transforms.tokenize import Tokenize
-from pipeline_fixtures import GPT2, doc, english, write_corpus
+from pipeline_fixtures import GPT2, doc, english, local_pipeline, write_corpus
 
 
 def ids(pcoll, label):
@@ -88,11 +88,10 @@ def test_connected_components_finds_stars_around_the_smallest_node(pipeline):
 
 
 def test_connected_components_fails_loudly_when_not_converged():
-    from apache_beam.testing.test_pipeline import TestPipeline
-
+    
     chain = [(i, i + 1) for i in range(64)]
     with pytest.raises(Exception, match="max_rounds"):
-        with TestPipeline(runner="FnApiRunner") as p:
+        with local_pipeline() as p:
             _ = p | beam.Create(chain) | ConnectedComponents(rounds=1)
     assert issubclass(NotConvergedError, RuntimeError)
 
@@ -127,7 +126,7 @@ def _dedup_stage(tmp_path, docs, exact: bool, fuzzy: FuzzyDedupConfig) -> tuple[
                        dedup=DedupConfig(exact=exact, fuzzy=fuzzy),
                        decontamination=DecontaminationStage(enabled=False))
     read_dir, out_dir = str(tmp_path / "read"), str(tmp_path / "dedup")
-    with beam.Pipeline(runner="FnApiRunner") as p:
+    with local_pipeline(test=False) as p:
         urls = part_urls(p | beam.Create(docs) | WriteParts(read_dir, "read", rows=2))
         _ = urls | Stage("dedup", StageEnv(cfg, out_dir, vocab_size=50257))
     kept = [d.id for f in glob.glob(os.path.join(out_dir, "_w", "stages", "dedup", "*.parquet"))
