@@ -228,8 +228,19 @@ def test_docs_scales_the_corpus(small, tmp_path):
     ratio = big["totals"]["documents"] / gt["totals"]["documents"]
     assert 3.0 < ratio < 4.6
     assert len(big["clean"]) > 3 * len(gt["clean"])
-    with pytest.raises(ValueError, match="--docs"):
+    with pytest.raises(ValueError, match="at least 100"):
         write_sample_corpus(str(tmp_path / "tiny"), docs=10)
+
+
+def test_too_few_docs_is_a_one_line_error_before_any_file(tmp_path, capsys):
+    from mtnlg.sample_data import main
+
+    with pytest.raises(SystemExit) as e:
+        main([str(tmp_path / "tiny"), "--docs", "20"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "error: --docs must be at least 100 (got 20)" in err and "Traceback" not in err
+    assert not (tmp_path / "tiny").exists()
 
 
 def test_no_accidental_near_duplicates_in_default_corpus(default):

@@ -19,6 +19,7 @@ from .sources import CC_SLUGS, PILE_SLUGS, SLUG_TO_NAME, SOURCE_SLUGS, UNUSED_PI
 from .writers import WarcBuilder, truncated_zstd, write_bytes, zstd_bytes
 
 DEFAULT_DOCS = 800
+MIN_DOCS = 100  # every planted category needs room
 PII_SHARE = 0.3
 """Share of the clean RealNews articles that end with a contact line (e-mail, phone, IP)."""
 FORMAT_VERSION = 1
@@ -188,8 +189,8 @@ def _ground_truth(plan: Plan, w: _Writer, docs: int, seed: int, tasks: dict) -> 
 
 def write_sample_corpus(out_dir: str, docs: int = DEFAULT_DOCS, seed: int = 0) -> dict[str, Any]:
     """Write the sample corpus under ``out_dir``; return (and write) the ground truth."""
-    if docs < 100:
-        raise ValueError(f"--docs must be at least 100 (got {docs}): every planted category needs room")
+    if docs < MIN_DOCS:
+        raise ValueError(f"docs must be at least {MIN_DOCS} (got {docs}): every planted category needs room")
     plan = make_plan(docs, seed)
     w = _Writer(out_dir, seed)
     by_source: dict[str, list[PlannedDoc]] = {}

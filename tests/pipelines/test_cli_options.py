@@ -93,3 +93,15 @@ def test_local_runner_defaults(args, mode, workers, monkeypatch):
     assert direct.direct_num_workers == (workers or 3)
     monkeypatch.setattr(curate.os, "cpu_count", lambda: 1)
     assert curate.pipeline_options([]).view_as(DirectOptions).direct_running_mode == "in_memory"
+
+
+@pytest.mark.parametrize("args", [[], ["--runner=PortableRunner", "--job_endpoint=localhost:1"],
+                                  ["--no_pipeline_type_check"]])
+def test_every_job_is_built_without_construction_time_type_inference(args):
+    # the job declares no type hints (docs/runners.md "Beam's fixed cost per job"), on any runner
+    from apache_beam.options.pipeline_options import TypeOptions
+
+    from pipelines import curate
+
+    options = curate.pipeline_options(args)
+    assert options.view_as(TypeOptions).pipeline_type_check is False
