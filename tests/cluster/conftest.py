@@ -21,9 +21,11 @@ from cluster_tools import (BUCKET, S3_KEYS, Installed, _build_dist, demo_config,
 HERE = Path(__file__).resolve().parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before tests/conftest.py's grouping, which keeps this name
 def pytest_collection_modifyitems(items):
-    # One xdist worker runs them all, so the session's venv is built once (make test uses
-    # --dist loadgroup).
+    # One xdist worker runs them all, with every test that shares their session fixtures
+    # (test_demo.py: the `demo` run), so the session's venv and the demo are built once (make
+    # test uses --dist loadgroup).
     for item in items:
         if "tests/cluster/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.slow)
