@@ -26,19 +26,11 @@ def _kept_ids(run: Path) -> list[str]:
     return sorted(ids)
 
 
-def _shard_hashes(run: Path) -> dict[str, str]:
-    """sha256 of every shard file; not the verification stamps the demo's blend step wrote
-    beside them (blending/stamps.py)."""
-    out = {}
-    for path in sorted((run / "shards").rglob("*")):
-        if path.is_file() and not path.name.endswith(STAMP_SUFFIX):
-            out[str(path.relative_to(run))] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return out
-
-
 def _tree_hashes(root: Path) -> dict[str, str]:
+    """sha256 of every file under ``root``, by relative path; not the verification stamps the
+    demo's blend step wrote beside its shards (blending/stamps.py)."""
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+            for p in sorted(root.rglob("*")) if p.is_file() and not p.name.endswith(STAMP_SUFFIX)}
 
 
 def test_portable_runner_on_external_worker_pool_matches_in_process_run(sample, s3_run, demo):
@@ -62,8 +54,8 @@ def test_portable_runner_on_external_worker_pool_matches_in_process_run(sample, 
     assert {**b["tokenizer"], "path": None} == {**a["tokenizer"], "path": None}  # the same files
     assert b["quality_model"]["sha256"] == a["quality_model"]["sha256"]
     assert _kept_ids(s3_run.local) == _kept_ids(local)
-    shards = _shard_hashes(local)
-    assert shards and _shard_hashes(s3_run.local) == shards
+    shards = _tree_hashes(local / "shards")
+    assert shards and _tree_hashes(s3_run.local / "shards") == shards
 
 
 def test_mistyped_option_fails_before_any_work(installed, sample, tmp_path):
