@@ -43,7 +43,8 @@ WARM_BEAM := mtnlg.cli, pipelines.curate, apache_beam.runners.portability.fn_api
 # modules took 45 s, and a run imports a fraction of them; the modules every command imports
 # are compiled once by importing them (WARM_TORCH, WARM_BEAM, into PYCACHE), the rest on first use.
 # The venv is made without pip and uv is installed into it by the system Python's pip, where
-# there is one (a venv with pip, upgraded, took 12 s before uv ran; this takes 5 s); pip itself
+# there is one (a venv with pip, upgraded, took 12 s before uv ran; this takes 3-4 s: uv's wheel
+# has no dependencies and three small Python files, so pip neither resolves nor compiles); pip itself
 # (tests and the cluster helpers use it) is installed by uv with the rest. Without a system
 # pip, the venv gets pip from ensurepip and installs uv with it.
 # The lock pins torch's CPU build (2.13.0+cpu, on this machine's disk): a CPU machine never gets
@@ -54,7 +55,7 @@ $(STAMP): pyproject.toml $(LOCK)
 	test -x $(BIN)/python || { if $(PYTHON) -c "import torch" 2>/dev/null; then \
 	  $(PYTHON) -m venv --system-site-packages $(VENV); else $(PYTHON) -m venv --without-pip $(VENV); fi; }
 	test -x $(BIN)/uv || $(PYTHON) -m pip install -q --disable-pip-version-check \
-	    --no-warn-script-location --prefix $(VENV) "uv==$(UV_VERSION)" 2>/dev/null || { \
+	    --no-warn-script-location --no-deps --no-compile --prefix $(VENV) "uv==$(UV_VERSION)" 2>/dev/null || { \
 	  $(BIN)/python -m pip --version >/dev/null 2>&1 || $(BIN)/python -m ensurepip >/dev/null; \
 	  $(BIN)/python -m pip install -q "uv==$(UV_VERSION)"; }
 	$(PYTHON) requirements/constraints.py $(LOCK) > $(VENV)/constraints.txt

@@ -50,6 +50,28 @@ TEXTS = {
 }
 
 
+def small_tokenizer(directory: str, vocab_size: int = 320) -> str:
+    """A byte-level BPE tokenizer of ``vocab_size`` tokens (the 256 bytes, merges learnt from
+    TEXTS, ``<|endoftext|>`` last), written as ``directory/tokenizer.json``; returns the folder.
+    Multi-step training tests use it: GPT-2's 50257 rows cost ~0.27 s of CPU per step of the
+    tiny model (the output layer, AdamW and checkpoints over 3.2M embedding values) against
+    ~0.1 s in all with 320."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from curation.tokenizer import EOD_TOKEN, save_tokenizer_json
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator([d for docs in TEXTS.values() for d in docs], trainer)
+    tok.add_special_tokens([EOD_TOKEN])
+    os.makedirs(directory, exist_ok=True)
+    save_tokenizer_json(tok, os.path.join(directory, "tokenizer.json"))
+    return directory
+
+
 def write_manifest(directory: str, texts: dict[str, list[str]] | None = None,
                    repeat: int = 20, weights: dict[str, float] | None = None,
                    tokenizer_path: str = GPT2_TOKENIZER) -> str:
