@@ -36,6 +36,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -297,20 +298,35 @@ def main(argv=None) -> None:
     english = args.pages == "english"
     pages = [p for p in load_pages(args.eval_dir) if (p[1]["lang"] == "English") == english]
     workdir = args.workdir or tempfile.mkdtemp(prefix="bench_real_articles_")
-    os.makedirs(workdir, exist_ok=True)
-    write_warc(pages, os.path.join(workdir, "input", WARC_NAME))
-    cfg, extractor = write_config(workdir, args.extractor)
-    run = os.path.join(workdir, "run")
-    cmd = [sys.executable, "-m", "mtnlg.cli", "curate", "--config", cfg, "--output", run, *beam_args]
-    print(f"{len(pages)} {args.pages} pages -> one WARC; extractor {extractor}\n$ {' '.join(cmd)}")
-    t0 = time.time()
-    subprocess.run(cmd, check=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
-    print(f"curate finished in {time.time() - t0:.0f} s; run folder {run}")
-    result = report(pages, run, english)
-    result.update(extractor=extractor, pages_kind=args.pages)
+    try:
+        result = run_and_report(pages, workdir, args.extractor, english, beam_args,
+                                kept=args.workdir is not None)
+    finally:
+        if args.workdir is None:  # a temporary folder: gone with the run (--workdir keeps one)
+            shutil.rmtree(workdir, ignore_errors=True)
+    result.update(pages_kind=args.pages)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)
+
+
+def run_and_report(pages, workdir: str, extractor: str | None, english: bool,
+                   beam_args: list[str], kept: bool) -> dict:
+    """Curate ``pages`` as one WARC in ``workdir`` with the shipped config and report."""
+    os.makedirs(workdir, exist_ok=True)
+    write_warc(pages, os.path.join(workdir, "input", WARC_NAME))
+    cfg, extractor = write_config(workdir, extractor)
+    run = os.path.join(workdir, "run")
+    cmd = [sys.executable, "-m", "mtnlg.cli", "curate", "--config", cfg, "--output", run, *beam_args]
+    print(f"{len(pages)} {'english' if english else 'other'} pages -> one WARC; extractor "
+          f"{extractor}\n$ {' '.join(cmd)}")
+    t0 = time.time()
+    subprocess.run(cmd, check=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    where = f"run folder {run}" if kept else "its temporary folder is removed at the end (--workdir keeps one)"
+    print(f"curate finished in {time.time() - t0:.0f} s; {where}")
+    result = report(pages, run, english)
+    result.update(extractor=extractor)
+    return result
 
 
 if __name__ == "__main__":
