@@ -321,8 +321,10 @@ def run_and_report(pages, workdir: str, extractor: str | None, english: bool,
     print(f"{len(pages)} {'english' if english else 'other'} pages -> one WARC; extractor "
           f"{extractor}\n$ {' '.join(cmd)}")
     t0 = time.time()
-    subprocess.run(cmd, check=True, cwd=ROOT, env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
-    where = f"run folder {run}" if kept else "its temporary folder is removed at the end (--workdir keeps one)"
+    subprocess.run(cmd, check=True, cwd=ROOT,
+                   env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    where = (f"run folder {run}" if kept
+             else "its temporary folder is removed at the end (--workdir keeps one)")
     print(f"curate finished in {time.time() - t0:.0f} s; {where}")
     result = report(pages, run, english)
     result.update(extractor=extractor)

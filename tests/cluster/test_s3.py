@@ -1,9 +1,9 @@
 """Object storage for real: a moto S3 server on 127.0.0.1; curate (installed wheel, checkout
-hidden, Beam's job service and two SDK workers of an EXTERNAL worker pool) reads the raw corpus, the language model, the quality model,
-the tokenizer and the eval-task files from ``s3://`` and writes its RUN there through Beam's S3
-filesystem (the ``s3_run`` fixture, conftest.py).  Here: every planted record's fate, the
-terminal output, then the documented path to training: ``mtnlg stage`` (checksums verified),
-``mtnlg blend``, ``mtnlg train``."""
+hidden, Beam's job service and two SDK workers of an EXTERNAL worker pool) reads the raw corpus,
+the language model, the quality model, the tokenizer and the eval-task files from ``s3://`` and
+writes its RUN there through Beam's S3 filesystem (the ``s3_run`` fixture, conftest.py).  Here:
+every planted record's fate, the terminal output, then the documented path to training:
+``mtnlg stage`` (checksums verified), ``mtnlg blend``, ``mtnlg train``."""
 from __future__ import annotations
 
 import json

@@ -16,6 +16,7 @@ from pipelines.curate import BUILD_OPTIONS
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPT2 = os.path.join(REPO, "data_manifests", "tokenizers", "gpt2")
 
+
 def local_pipeline(test: bool = True) -> beam.Pipeline:
     """A (Test)Pipeline on the local FnApiRunner, in process (never Prism: it downloads a
     binary), built and run as `mtnlg curate` runs its job (``pipelines.curate.BUILD_OPTIONS``;

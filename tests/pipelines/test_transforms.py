@@ -88,7 +88,6 @@ def test_connected_components_finds_stars_around_the_smallest_node(pipeline):
 
 
 def test_connected_components_fails_loudly_when_not_converged():
-    
     chain = [(i, i + 1) for i in range(64)]
     with pytest.raises(Exception, match="max_rounds"):
         with local_pipeline() as p:
