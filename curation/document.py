@@ -45,6 +45,9 @@ class Document:
     meta: dict[str, Any] = field(default_factory=dict)
     lang: str | None = None
     lang_score: float | None = None
+    lang_share: float | None = None
+    """Share of the classified characters in ``lang`` (``curation.language``: a page may hold
+    two languages; ``lang`` is the one holding most of its text); None until identified."""
     quality_score: float | None = None
     tokens: int | None = None
     heuristic_scores: dict[str, float] | None = None

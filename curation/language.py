@@ -1,9 +1,18 @@
 """Language identification with fastText's lid.176 model (the compressed .ftz shipped in the
 package as ``pkg://data_manifests/models/lid.176.ftz``, see its README for origin and licence),
-loaded lazily once per process so the identifier pickles cheaply."""
+loaded lazily once per process so the identifier pickles cheaply.
+
+A page may hold two languages (an English blog quoting Japanese, a German page with an English
+caption), so a document's language is decided from its composition, not from one call on the
+whole text: its lines are merged into blocks of at least ``block_chars`` characters, every block
+is identified (one batched fastText call per document), and the document's language is the one
+whose blocks hold most of its characters.  Its ``share`` of the characters and its ``score`` (the
+character-weighted mean probability of its blocks) are stored on the document.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from curation.document import FilterResult
 from curation.lazy_model import LazyModel
@@ -34,8 +43,13 @@ class LanguageConfig:
     """lid.176 model: a local path, a Beam FileSystems URL (``s3://...``, staged once per
     worker process) or ``pkg://...``; None uses the shipped ``lid.176.ftz``."""
     max_chars: int = 10_000
-    """Only the first this-many characters are classified: fastText averages word vectors, so a
-    long prefix gives the same answer and bounds the cost on book-length documents."""
+    """Only the first this-many characters are classified: a long prefix gives the same
+    composition and bounds the cost on book-length documents (linear in this, not the text)."""
+    block_chars: int = 100
+    """Lines are merged into blocks of at least this many characters (a longer line is a block
+    of its own) and each block is identified: fastText is unreliable on a few words (menus,
+    captions), and fewer, longer blocks cost fewer predictions.  The last short lines join the
+    block before them, so every character of the prefix counts."""
 
     def __post_init__(self) -> None:
         if not self.allowed:
@@ -44,15 +58,72 @@ class LanguageConfig:
             raise ValueError(f"min_score: must be in [0, 1], got {self.min_score}")
         if self.max_chars < 1:
             raise ValueError(f"max_chars: must be >= 1, got {self.max_chars}")
+        if self.block_chars < 1:
+            raise ValueError(f"block_chars: must be >= 1, got {self.block_chars}")
+
+
+SCORE_TOP_K = 5
+"""Labels asked of the scoring call: the blocks' language is almost always the top one."""
+
+
+class Composition(NamedTuple):
+    """A document's language as its blocks decided it."""
+
+    lang: str
+    """The language whose blocks hold most of the classified characters (``unknown``: no words)."""
+    score: float
+    """fastText's probability of that language for the text of its blocks taken together (for a
+    page in one language: the probability of the whole prefix, as one call would give)."""
+    share: float
+    """Share of the classified characters in that language's blocks, in [0, 1]."""
+
+
+def blocks(text: str, block_chars: int, max_chars: int) -> list[str]:
+    """The first ``max_chars`` characters as single-line blocks: consecutive lines merged until a
+    block reaches ``block_chars`` characters; a short tail joins the block before it."""
+    out: list[str] = []
+    cur: list[str] = []
+    size = 0
+    for line in text[:max_chars].split("\n"):
+        line = " ".join(line.split())  # fastText reads one line; tabs and runs of spaces are noise
+        if not line:
+            continue
+        cur.append(line)
+        size += len(line) + 1
+        if size >= block_chars:
+            out.append(" ".join(cur))
+            cur, size = [], 0
+    if cur:
+        tail = " ".join(cur)
+        if out:
+            out[-1] += " " + tail
+        else:
+            out.append(tail)
+    return out
+
+
+def dominant(predictions: list[tuple[str, int]]) -> tuple[str, float]:
+    """``(lang, chars)`` per block -> the language holding most characters and its share
+    (``("unknown", 0.0)`` for none).  A tie goes to the language first met (stable)."""
+    chars: dict[str, int] = {}
+    for lang, n in predictions:
+        chars[lang] = chars.get(lang, 0) + n
+    total = sum(chars.values())
+    if not total:
+        return "unknown", 0.0
+    lang = max(chars, key=chars.__getitem__)
+    return lang, chars[lang] / total
 
 
 class LanguageIdentifier(LazyModel):
     """``predict(text) -> (lang, score)``. The model is loaded on first use in each process
     and dropped on pickling, so Beam can ship the identifier to workers."""
 
-    def __init__(self, model_path: str | None = None, max_chars: int = 10_000) -> None:
+    def __init__(self, model_path: str | None = None, max_chars: int = 10_000,
+                 block_chars: int = 100) -> None:
         self.model_path = model_path
         self.max_chars = max_chars
+        self.block_chars = block_chars
         self._model = None
 
     def _load(self):
@@ -66,15 +137,26 @@ class LanguageIdentifier(LazyModel):
             self._model = fasttext.load_model(path)
         return self._model
 
+    def identify(self, text: str) -> Composition:
+        """The document's language from its blocks (``blocks``), all predicted in one call."""
+        parts = blocks(text, self.block_chars, self.max_chars)
+        if not parts:
+            return Composition("unknown", 0.0, 0.0)
+        model = self._load()
+        labels = [lab[0].removeprefix("__label__") for lab in model.predict(parts, k=1)[0]]
+        lang, share = dominant([(lab, len(b)) for lab, b in zip(labels, parts)])
+        # The score comes from the language's own blocks as one text: short blocks are less
+        # certain one by one than together, and a one-language page keeps the score it had.
+        own = " ".join(b for lab, b in zip(labels, parts) if lab == lang)
+        got, probs = model.predict(own, k=SCORE_TOP_K)
+        score = next((float(pr) for lab, pr in zip(got, probs) if lab == "__label__" + lang), 0.0)
+        return Composition(lang, min(score, 1.0), share)  # fastText can return 1.00001
+
     def predict(self, text: str) -> tuple[str, float]:
-        """Top language code (e.g. ``"en"``) and its probability; ``("unknown", 0.0)`` for text
-        with no words. Newlines are replaced by spaces: fastText predicts one line at a time."""
-        snippet = " ".join(text[: self.max_chars].split())
-        if not snippet:
-            return "unknown", 0.0
-        labels, probs = self._load().predict(snippet, k=1)
-        lang = labels[0].removeprefix("__label__")
-        return lang, min(float(probs[0]), 1.0)  # fastText can return 1.00001
+        """``(lang, score)`` of ``identify``: e.g. ``("en", 0.93)``; ``("unknown", 0.0)`` for
+        text with no words."""
+        c = self.identify(text)
+        return c.lang, c.score
 
 
 def keep_language(lang: str, score: float, cfg: LanguageConfig) -> FilterResult:
@@ -87,4 +169,4 @@ def keep_language(lang: str, score: float, cfg: LanguageConfig) -> FilterResult:
 
 
 def make_identifier(cfg: LanguageConfig) -> LanguageIdentifier:
-    return LanguageIdentifier(cfg.model_path, cfg.max_chars)
+    return LanguageIdentifier(cfg.model_path, cfg.max_chars, cfg.block_chars)

@@ -40,14 +40,14 @@ class LanguageFn(FilterDoFn):
 
     def setup(self) -> None:
         path = local_copy(self.cfg.model_path, self.model_sha256) if self.cfg.model_path else None
-        self._identifier = LanguageIdentifier(path, self.cfg.max_chars)
+        self._identifier = LanguageIdentifier(path, self.cfg.max_chars, self.cfg.block_chars)
 
     def check(self, doc: Document) -> tuple[Document, FilterResult]:
         if self._identifier is None:
             self.setup()
-        lang, score = self._identifier.predict(doc.text)
-        doc = with_changes(doc, lang=lang, lang_score=score)
-        return doc, keep_language(lang, score, self.cfg)
+        c = self._identifier.identify(doc.text)
+        doc = with_changes(doc, lang=c.lang, lang_score=c.score, lang_share=c.share)
+        return doc, keep_language(c.lang, c.score, self.cfg)
 
 
 class HeuristicsFn(FilterDoFn):

@@ -30,8 +30,8 @@ from pipelines.transforms.id_index import SpoolEntriesFn, WriteIdIndex
 ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),
     ("reason", pa.string()), ("chars", pa.int64()), ("words", pa.int64()), ("lang", pa.string()),
-    ("lang_score", pa.float64()), ("quality_score", pa.float64()), ("tokens", pa.int64()),
-    ("url", pa.string()), ("detail", pa.string()),
+    ("lang_score", pa.float64()), ("lang_share", pa.float64()), ("quality_score", pa.float64()),
+    ("tokens", pa.int64()), ("url", pa.string()), ("detail", pa.string()),
     ("pii_spans", pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int64()), ("end", pa.int64())]))),
 ] + [(f"pii_{k}", pa.int64()) for k in PII_KINDS] + [(c, pa.float64()) for c in SCORE_COLUMNS])
 COUNT_SCHEMA = pa.schema([
@@ -63,7 +63,8 @@ def stats_row(record) -> dict:
         reason = record.error.split(":", 1)[0][:80] or "error"
         row = {"id": record.location, "source": record.source, "outcome": "dead_letter",
                "stage": "read", "reason": reason, "chars": 0, "words": 0, "lang": None,
-               "lang_score": None, "quality_score": None, "tokens": None, "url": None}
+               "lang_score": None, "lang_share": None, "quality_score": None, "tokens": None,
+               "url": None}
         row.update(_pii_columns(None, None))
         row.update(score_columns(None))
         return row
@@ -76,8 +77,8 @@ def stats_row(record) -> dict:
         outcome, stage, reason = "kept", "tokenize", None
     row = {"id": doc.id, "source": doc.source, "outcome": outcome, "stage": stage,
            "reason": reason, "chars": len(doc.text), "words": count_words(doc.text),
-           "lang": doc.lang, "lang_score": doc.lang_score, "quality_score": doc.quality_score,
-           "tokens": doc.tokens, "url": doc.url}
+           "lang": doc.lang, "lang_score": doc.lang_score, "lang_share": doc.lang_share,
+           "quality_score": doc.quality_score, "tokens": doc.tokens, "url": doc.url}
     row.update(_pii_columns(doc.pii_spans, detail))
     row.update(score_columns(doc.heuristic_scores))
     return row
@@ -101,8 +102,8 @@ class StageOutcomes(beam.PTransform):
 
     Input: a dict with any of ``kept`` ((doc, tokens)), ``removed`` (Removal), ``dead_letter``
     (DeadLetter), ``read`` ((source, n) per reader work item), ``index`` (extra
-    ``id_index.entry`` tuples of the stage) or ``index_spools`` (the same, already spooled by the
-    steps that made them: the dedup group rows).  With ``id_index`` the
+    ``id_index_spool.entry`` tuples of the stage) or ``index_spools`` (the same, already spooled
+    by the steps that made them: the dedup group rows).  With ``id_index`` the
     stage's rows are indexed by id and URL (``stats/id_index/``).  Output: ``{"descriptors":
     writer descriptors, "aggregates": ((key), n)}``.
     """
