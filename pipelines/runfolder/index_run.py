@@ -17,7 +17,8 @@ from collections import defaultdict
 import pyarrow.parquet as pq
 
 from pipelines.storage.files import join, list_files, read_bytes
-from pipelines.transforms.id_index import INDEX_DIR, _write_bucket, bucket_of, buckets_for, detail_json, entry
+from pipelines.transforms.id_index import INDEX_DIR, _write_bucket, bucket_of, buckets_for
+from pipelines.transforms.id_index_spool import detail_json, entry
 
 
 def build_index(run_dir: str) -> dict[str, int]:

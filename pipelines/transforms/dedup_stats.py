@@ -163,7 +163,7 @@ def group_outputs(rows: list[dict], out_dir: str, id_index: bool):
     rows as one ``dedup/groups-<token>.parquet`` writer file, their id-index entries (``dedup``,
     the row as detail) as one spool, and the partial aggregates ``WriteDedupStats`` sums: cluster
     sizes, the largest clusters, the kept x removed source matrix and the removed per source."""
-    from pipelines.transforms.id_index import EntrySpool, detail_json, entry
+    from pipelines.transforms.id_index_spool import EntrySpool, detail_json, entry
     from pipelines.transforms.sinks import write_table_file
 
     if not rows:

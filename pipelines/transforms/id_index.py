@@ -23,18 +23,16 @@ small run has one file per stage and producer and a large one spreads the sort o
 The entries never travel as Beam elements (on the local runner every element between two steps
 passes through the driver and stays there until its consumer runs: ~200 bytes per entry, and
 the bucket's writer held them all as Python objects, ~1.5 KB each): each writer collects the
-entries of the file it writes (``EntrySpool``) and, when it closes the file, writes them sorted by
-hash to ``<out>/_tmp/id_index/<token>.arrow`` (deleted at commit); only that file's descriptor
-goes on.  ``WriteIdIndex`` then writes bucket ``b`` on one worker from the ``b``-th hash range of
+entries of the file it writes (``id_index_spool.EntrySpool``) and, when it closes the file,
+writes them sorted by hash to ``<out>/_tmp/id_index/<token>.arrow`` (deleted at commit); only
+that file's descriptor goes on.  ``WriteIdIndex`` then writes bucket ``b`` on one worker from the ``b``-th hash range of
 every spool file (a binary search in each: the spools are sorted), so a worker holds one
 bucket's entries, as Arrow columns.
 """
 from __future__ import annotations
 
 import io
-import json
 import math
-import uuid
 
 import apache_beam as beam
 import numpy as np
@@ -46,19 +44,12 @@ from apache_beam.io.filesystems import FileSystems
 
 from infra.hashing import stable_hash
 from pipelines.storage.files import join, list_files, write_bytes
+from pipelines.transforms.id_index_spool import ROW_GROUP, SORT, EntrySpool, sorted_table
+from pipelines.transforms.sinks import Gather
 
 INDEX_DIR = "stats/id_index"
 ENTRIES_PER_BUCKET = 250_000
 """At most about this many entries per bucket file: what one worker sorts in memory (~0.5 KB each)."""
-ROW_GROUP = 20_000
-SCHEMA = pa.schema([("key_hash", pa.uint64()), ("key", pa.string()), ("what", pa.string()),
-                    ("id", pa.string()), ("file", pa.string()), ("detail", pa.string())])
-SPOOL_DIR = ("_tmp", "id_index")
-SORT = [(c, "ascending") for c in ("key_hash", "key", "what", "id", "file")]
-
-
-def entry(what: str, key: str, doc_id: str, file: str | None = None, detail: str | None = None) -> tuple:
-    return stable_hash(key), key, what, doc_id, file, detail
 
 
 def buckets_for(entries: int) -> int:
@@ -68,12 +59,6 @@ def buckets_for(entries: int) -> int:
 
 def bucket_of(key_hash: int, buckets: int) -> int:
     return key_hash >> (64 - int(math.log2(buckets))) if buckets > 1 else 0
-
-
-def _sorted_table(entries) -> pa.Table:
-    cols = list(zip(*entries)) or [[] for _ in SCHEMA]
-    table = pa.Table.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, SCHEMA)], schema=SCHEMA)
-    return table.sort_by(SORT)
 
 
 def _write_table(table: pa.Table, out_dir: str, stage: str, producer: str, b: int, buckets: int) -> int:
@@ -87,31 +72,7 @@ def _write_table(table: pa.Table, out_dir: str, stage: str, producer: str, b: in
 def _write_bucket(item, out_dir: str, stage: str, producer: str, buckets: int) -> int:
     """``(b, entries)`` -> bucket file ``b`` of ``buckets`` (``index_run``'s path)."""
     b, entries = item
-    return _write_table(_sorted_table(entries), out_dir, stage, producer, b, buckets)
-
-
-class EntrySpool:
-    """The index entries of one written file, as columns, until ``close`` writes them sorted to
-    ``<out>/_tmp/id_index/`` and returns ``{"spool": URL, "entries": n, "producer": producer}``
-    (None if empty); ``producer`` names the stage's output the entries index (its files'
-    ``<stage>-<producer>-...`` names)."""
-
-    def __init__(self, out_dir: str, producer: str) -> None:
-        self.out_dir, self.producer = out_dir, producer
-        self.entries: list[tuple] = []
-
-    def add(self, e: tuple) -> None:
-        self.entries.append(e)
-
-    def close(self) -> dict | None:
-        if not self.entries:
-            return None
-        table, self.entries = _sorted_table(self.entries), []
-        url = join(self.out_dir, *SPOOL_DIR, f"{uuid.uuid4().hex[:16]}.arrow")
-        with FileSystems.create(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-            with pa.ipc.new_file(f, SCHEMA, options=pa.ipc.IpcWriteOptions(compression="zstd")) as w:
-                w.write_table(table, max_chunksize=ROW_GROUP)
-        return {"spool": url, "entries": table.num_rows, "producer": self.producer}
+    return _write_table(sorted_table(entries), out_dir, stage, producer, b, buckets)
 
 
 class SpoolEntriesFn(beam.DoFn):
@@ -183,8 +144,6 @@ class WriteIdIndex(beam.PTransform):
         self.out_dir, self.stage = out_dir, stage
 
     def expand(self, spools):
-        from pipelines.transforms.sinks import Gather
-
         return (spools
                 | "List" >> Gather()
                 | "Buckets" >> beam.FlatMap(_bucket_jobs)
@@ -221,7 +180,3 @@ def lookup(run_dir: str, key: str) -> list[dict]:
                 hits = group.filter(pc.equal(group.column("key_hash"), pa.scalar(h, pa.uint64())))
                 out += [row for row in hits.to_pylist() if row["key"] == key]
     return out
-
-
-def detail_json(row: dict) -> str:
-    return json.dumps(row, sort_keys=True, ensure_ascii=False, default=str)

@@ -10,7 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipelines.transforms import id_index
-from pipelines.transforms.id_index import EntrySpool, WriteIdIndex, bucket_of, entry, lookup
+from pipelines.transforms.id_index import WriteIdIndex, bucket_of, lookup
+from pipelines.transforms.id_index_spool import EntrySpool, entry
 from pipelines.transforms.sinks import WriteRowsFn
 from pipeline_fixtures import local_pipeline
 
