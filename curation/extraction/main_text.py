@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from curation.extraction.edges import body_path, continues_body, mark_teaser_lists
 from curation.extraction.page import Page, Paragraph, read_page
 from curation.extraction.structured import declared_article_body
 from curation.extraction.vocabulary import HEADINGS, LISTS, TEXT_BLOCKS
@@ -73,6 +74,15 @@ class MainTextParams:
     """Text shorter than this (about 150 words) is checked against the JSON-LD ``articleBody``."""
     declared_ratio: float = 3.0
     """... which replaces it when it is at least this many times longer."""
+    teaser_title_chars: int = 30
+    """A card of a teaser list opens with a link of at least this many characters (a headline;
+    ``curation.extraction.edges``) ..."""
+    teaser_max_chars: int = 600
+    """... holds at most this many characters ..."""
+    teaser_excerpt_chars: int = 25
+    """... of which at least this many outside links (an excerpt) ..."""
+    teaser_min_items: int = 3
+    """... and a container of this many cards of one template is a teaser list."""
 
     def __post_init__(self):
         for name in ("cover_share", "body_hint_share", "max_link_density", "link_list_density",
@@ -87,6 +97,9 @@ class MainTextParams:
             raise ValueError(f"declared_max_chars must be >= 0, got {self.declared_max_chars}")
         if self.declared_ratio < 1:
             raise ValueError(f"declared_ratio must be >= 1, got {self.declared_ratio}")
+        for name in ("teaser_title_chars", "teaser_max_chars", "teaser_excerpt_chars", "teaser_min_items"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
 
 DEFAULT_PARAMS = MainTextParams()
@@ -163,6 +176,7 @@ def _choose(tree: _Tree) -> tuple[int, list[int]]:
     params, page = tree.params, tree.page
     everything = list(range(len(page.paragraphs)))
     tree.sum_up(everything)
+    mark_teaser_lists(page, tree.chars, tree.links, params)
     first = tree.cover()
     before = tree.mass  # value of every element before any cut
     protected = set(tree.ancestors(first))
@@ -262,13 +276,18 @@ def _dom_text(page: Page, params: MainTextParams) -> str:
     end, end_region = page.end[best], page.end[region]
     inside = {page.paragraphs[k].text for k in kept if best <= page.paragraphs[k].element < end}
     decided = []
+    # Around the body, only leads come before it; after it, only blocks that continue it
+    # (``edges.continues_body``): what follows an article's last paragraph is its edge.
+    last = max((k for k in kept if best <= page.paragraphs[k].element < end), default=-1)
+    path = body_path(page, best, region)
     for k in kept:
         p = page.paragraphs[k]
         i = p.element
         linky = p.links > params.max_link_density * len(p.text)
         if best <= i < end:
             decided.append((p, not linky and not in_best[i]))
-        elif region <= i < end_region and values[k] >= params.extend_min_value and p.text not in inside:
+        elif (region <= i < end_region and values[k] >= params.extend_min_value and p.text not in inside
+              and (k < last or continues_body(page, i, path))):
             # (a standfirst that repeats the first paragraph is not added twice)
             decided.append((p, not linky and not in_region[i]))
     return "\n\n".join(p.text for p in _drop_empty_sections(decided))

@@ -31,6 +31,7 @@ class Paragraph:
     links: int  # characters inside <a>
     timed: int  # characters inside <time>
     captioned: int  # characters inside <figcaption>
+    lead_link: int = 0  # characters of the link its text starts with (a teaser's title)
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Page:
     end: list[int] = field(default_factory=list)
     furniture: list[bool] = field(default_factory=list)
     body_hint: list[bool] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # the class attribute ("" when none)
     paragraphs: list[Paragraph] = field(default_factory=list)
     tree: object = None  # the parsed document (selectolax), for ``json_ld``
 
@@ -51,8 +53,9 @@ class Page:
         return [s.text(deep=True) for s in self.tree.css("script")
                 if "ld+json" in (s.attributes.get("type") or "").lower()]
 
-    def add(self, tag: str, parent: int, furniture: bool, body_hint: bool) -> int:
+    def add(self, tag: str, parent: int, furniture: bool, body_hint: bool, name: str = "") -> int:
         self.tags.append(tag)
+        self.names.append(name)
         self.parent.append(parent)
         self.end.append(0)
         self.furniture.append(furniture)
@@ -87,10 +90,18 @@ class _Collector:
         self.links = 0
         self.timed = 0
         self.captioned = 0
+        # Characters of the link the paragraph opens with, counted until its first text
+        # outside a link: a card's headline (``curation.extraction.edges``).
+        self.lead_link, self.lead_open = 0, True
 
     def text(self, t: str, flags: int) -> None:
         # Source newlines are layout, not breaks: <br> adds the only "\n" (see ``br``).
         self.parts.append(t.replace("\n", " "))
+        if self.lead_open and not t.isspace():
+            if flags & _IN_LINK:
+                self.lead_link += len(t.strip())
+            else:
+                self.lead_open = False
         if flags:
             n = len(t.strip())
             if flags & _IN_LINK:
@@ -114,8 +125,9 @@ class _Collector:
         text = _clean(self.parts)
         if text:
             self.page.paragraphs.append(Paragraph(self.owner, self.page.tags[self.owner], text,
-                                                  self.links, self.timed, self.captioned))
+                                                  self.links, self.timed, self.captioned, self.lead_link))
         self.owner, self.parts, self.links, self.timed, self.captioned = new_owner, [], 0, 0, 0
+        self.lead_link, self.lead_open = 0, True
 
 
 def read_page(html: str) -> Page | None:
@@ -157,7 +169,7 @@ def read_page(html: str) -> Page | None:
         if attrs and _hidden(attrs):
             continue
         furniture, body_hint = classify(tag, attrs)
-        index = page.add(tag, frame[1], furniture, body_hint)
+        index = page.add(tag, frame[1], furniture, body_hint, attrs.get("class") or "")
         block = tag in BLOCK_TAGS
         if block:
             out.flush(index)

@@ -49,16 +49,18 @@ _FURNITURE_STEMS = (
     "comment", "respond", "repl", "disqus",                       # reader comments
     "share", "sharing", "social",                                 # sharing buttons
     "related", "recommend", "outbrain", "taboola", "teaser",      # other articles
-    "newsletter", "subscri", "signup", "paywall",                 # sign-up boxes
+    "newsletter", "subscri", "signup", "paywall", "donat",        # sign-up and donation calls
     "cookie", "consent", "gdpr", "alert", "popup", "modal",       # overlays and banners
     "sidebar", "navbar", "navigation", "menu", "breadcrumb", "pagination", "pager", "footer",
     "advert", "sponsor", "promo", "affiliate", "disclaimer", "disclosure",
     "byline", "author", "meta", "tagcloud", "copyright", "caption", "credit",
     "toolbar", "print", "captcha", "rating",
 )
-_FURNITURE_WORDS = frozenset("ad ads nav tags bio skip".split())
+_FURNITURE_WORDS = frozenset("ad ads nav tags bio skip cta".split())
 # A class name that also names the content ("comment-content", "article-body") is not
-# furniture, nor is a modifier saying that a container HAS furniture ("has-sidebar",
+# furniture unless a furniture word comes after the content word: BEM-style names put the
+# block first and the part after it ("article__related", "ArticlePage-authorInfo-bio",
+# "story-share"); nor is a modifier saying that a container HAS furniture ("has-sidebar",
 # "sidebar-layout", "no-comments", "with-ads"); a wrapper OF furniture ("sidebar-wrapper",
 # "author-box-wrap") is furniture.
 _CONTENT_WORDS = frozenset("content article main body entry text story".split())
@@ -84,12 +86,14 @@ def _names_furniture(names: list[str]) -> bool:
         named = False
         for w in _words(name):
             if w in _CONTENT_WORDS:
-                return False
-            if w in _LAYOUT_WORDS:
+                named = None  # content, unless a later word names furniture
+            elif w in _LAYOUT_WORDS:
                 named = False
                 break
-            if w in _FURNITURE_WORDS or w.startswith(_FURNITURE_STEMS):
+            elif w in _FURNITURE_WORDS or w.startswith(_FURNITURE_STEMS):
                 named = True
+        if named is None:
+            return False
         hit = hit or named
     return hit
 

@@ -1,0 +1,118 @@
+"""curation.extraction's article edges (issue 47): what sits next to the body is dropped
+(reader comments, newsletter and donation calls, author bios, lists of other articles' teasers),
+the article's own paragraphs, leads and continuation blocks are kept.  Small planted pages."""
+from __future__ import annotations
+
+import pytest
+
+from curation.extraction import MainTextParams, extract_main_text
+
+PROSE = ("The committee met on Tuesday to discuss the new budget for the coming year, and after a "
+         "long debate it agreed to spend more on schools, roads and the public library. ")
+NAV = "<nav><ul>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(12)) + "</ul></nav>"
+
+
+def page(body: str) -> str:
+    return f"<html><head><title>t</title></head><body>{body}</body></html>"
+
+
+def article(n: int = 4, cls: str = "story-text") -> str:
+    return f"<div class='{cls}'>" + "".join(f"<p>{PROSE}{i}</p>" for i in range(n)) + "</div>"
+
+
+def assert_article_kept(out: str, n: int = 4) -> None:
+    assert all(f"{PROSE}{i}".strip() in out for i in range(n)), out[:300]
+
+
+def teaser_cards(n: int, title_words: str = "Another long headline about the city council") -> str:
+    return "".join(
+        f"<div class='card'><h3><a href='/story/{i}'>{title_words} number {i}</a></h3>"
+        f"<p>An excerpt of the other story, long enough to read as a sentence of prose {i}.</p></div>"
+        for i in range(n))
+
+
+def test_a_teaser_list_next_to_a_short_article_is_dropped():
+    """Cards of other stories (headline link + excerpt) can hold as much prose as a short
+    article; as one template repeated they are a teaser list, whatever their class says."""
+    html = page(NAV + "<main>" + article(3) + f"<div class='grid'>{teaser_cards(10)}</div></main>")
+    out = extract_main_text(html)
+    assert_article_kept(out, 3)
+    assert "excerpt of the other story" not in out and "Another long headline" not in out
+
+
+def test_a_teaser_list_inside_the_body_container_is_dropped():
+    html = page(NAV + "<div class='entry-content'>" + "".join(f"<p>{PROSE}{i}</p>" for i in range(4))
+                + "<ul>" + "".join(
+                    f"<li><a href='/n{i}'>Minister announces new plan for the harbour {i}</a> "
+                    f"LONDON: The minister said on Monday that work would start next spring {i}.</li>"
+                    for i in range(6)) + "</ul></div>")
+    out = extract_main_text(html)
+    assert_article_kept(out)
+    assert "Minister announces" not in out
+
+
+def test_a_list_whose_items_open_with_short_links_is_kept():
+    """A glossary or an in-article list opens its items with a term, not a headline."""
+    items = "".join(f"<li><a href='/wiki/T{i}'>Term {i}</a> is explained here in a whole sentence of "
+                    f"plain prose for the reader {i}.</li>" for i in range(6))
+    out = extract_main_text(page(NAV + "<div class='entry-content'>" + "".join(
+        f"<p>{PROSE}{i}</p>" for i in range(4)) + f"<ul>{items}</ul></div>"))
+    assert_article_kept(out)
+    assert all(f"Term {i} is explained here" in out for i in range(6))
+
+
+def test_a_listing_page_of_teasers_keeps_them():
+    """When the teasers ARE the page (a blog's index), the cut is undone, as for any cut
+    furniture that holds more than what is left."""
+    out = extract_main_text(page(NAV + f"<main><div class='grid'>{teaser_cards(10)}</div></main>"))
+    assert all(f"read as a sentence of prose {i}." in out for i in range(10))
+
+
+def test_after_the_body_bios_and_newsletter_calls_are_dropped_but_not_a_continuation():
+    """Around the body only leads are taken before it; after it, only blocks that repeat the
+    body's own block (an article split into sections around an advertisement)."""
+    lead = "A short standfirst that sums up the article in one sentence of plain prose for readers."
+    bio = "Jane Doe is a reporter covering city hall and the budget for the paper since 2015, based in town."
+    call = "Get the day's top headlines delivered to your inbox every morning by signing up today for free."
+    more = "The final part of the article, after the advertisement, closes the story in plain prose."
+    html = page(NAV + f"<article><div class='head'><p>{lead}</p></div>"
+                "<section class='article-text'>" + "".join(f"<p>{PROSE}{i}</p>" for i in range(4))
+                + "</section><div class='ad-slot'></div>"
+                f"<section class='article-text'><p>{more}</p></section>"
+                f"<div class='about'><p>{bio}</p></div><div><p>{call}</p></div></article>")
+    out = extract_main_text(html)
+    assert_article_kept(out)
+    assert lead in out and more in out
+    assert bio not in out and call not in out
+
+
+@pytest.mark.parametrize("box", [
+    "<div class='article__newsletter-signup'><h3>Newsletter</h3><p>{t}</p></div>",
+    "<div class='ArticlePage-authorInfo-bio'><p>{t}</p></div>",
+    "<div class='story-donate-box'><p>{t}</p></div>",
+    "<div class='custom-cta-letter'><p>{t}</p></div>",
+    "<div id='comments'><h3>3 Comments</h3><p>{t}</p></div>",
+])
+def test_named_edges_inside_the_body_are_dropped(box):
+    """Class names of newsletter, donation and call-to-action boxes, author bios and comments;
+    a content word before the furniture word is a BEM block ("article__newsletter"), not the
+    content."""
+    planted = "Support our journalism and sign up now, it takes one minute of your time today."
+    html = page(NAV + "<div class='entry-content'>" + "".join(f"<p>{PROSE}{i}</p>" for i in range(4))
+                + box.format(t=planted) + "</div>")
+    out = extract_main_text(html)
+    assert_article_kept(out)
+    assert planted not in out
+
+
+def test_a_content_word_after_a_furniture_word_still_names_content():
+    """"comment-content" and "sidebar-layout"-style names were content before; they stay so."""
+    html = page(NAV + "<div class='comment-content'>" + "".join(f"<p>{PROSE}{i}</p>" for i in range(4))
+                + "</div>")
+    assert_article_kept(extract_main_text(html))
+
+
+def test_teaser_params_are_validated():
+    for name in ("teaser_title_chars", "teaser_max_chars", "teaser_excerpt_chars", "teaser_min_items"):
+        with pytest.raises(ValueError, match=name):
+            MainTextParams(**{name: 0})
