@@ -15,6 +15,7 @@ from typing import Any
 STAGES = (
     "read",
     "language",
+    "site_boilerplate",
     "heuristics",
     "quality",
     "exact_dedup",
@@ -52,6 +53,9 @@ class Document:
     tokens: int | None = None
     heuristic_scores: dict[str, float] | None = None
     """Every heuristic rule's score (``curation.heuristics.SCORE_COLUMNS``); None until scored."""
+    boilerplate_chars: int | None = None
+    """Characters the ``site_boilerplate`` stage removed (lines repeated across the document's
+    site, ``curation.site_boilerplate``); None when the stage did not judge the document."""
     pii_spans: list[dict[str, Any]] | None = None
     """Personal data the ``pii`` stage replaced: ``{"kind", "start", "end"}`` offsets in the
     text as it was before the replacement (never the values); None when the stage is off."""

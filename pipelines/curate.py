@@ -76,7 +76,8 @@ log = logging.getLogger("mtnlg.curate")
 
 # Counter (and stage-time) names -> the stage of the job that produced them (one job, 4 stages).
 COUNTER_STAGE = {"read": "read", "normalize": "read", "pii": "read", "language": "read", "heuristics": "read",
-                 "quality": "read", "exact_dedup": "dedup", "fuzzy_dedup": "dedup",
+                 "site_boilerplate": "read", "quality": "read", "exact_dedup": "dedup",
+                 "fuzzy_dedup": "dedup",
                  "dedup": "dedup", "dedup_against": "dedup", "decontamination": "decontaminate",
                  "decontaminate": "decontaminate", "tokenize": "tokenize", "shards": "tokenize"}
 

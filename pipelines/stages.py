@@ -1,6 +1,7 @@
 """The curate job's four stages, each reading the previous stage's parts and writing its own.
 
-  read          work items -> read + normalize + language + heuristics (+ quality) -> parts
+  read          work items -> read + normalize + language (+ site boilerplate) + heuristics
+                (+ quality) -> parts
   dedup         parts -> exact and fuzzy decisions (small records) -> parts minus the removed
   decontaminate parts -> 13-gram decontamination (split / removed) -> parts
   tokenize      parts -> tokens -> sorted runs -> shards + documents/ + the shard table
@@ -65,18 +66,27 @@ def build_read(pbegin, env: StageEnv, _urls=None):
         from pipelines.transforms.pii import PiiFn
 
         fns.append(PiiFn(cfg.pii))
-    fns += [chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
-           chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
+    fns.append(chain_filter(LanguageFn(cfg.language), skip.get("language", ())))
+    later = [chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
         from pipelines.transforms.quality import QualityFn
 
-        fns.append(chain_filter(QualityFn(cfg.quality, env.quality_sha256)))
+        later.append(chain_filter(QualityFn(cfg.quality, env.quality_sha256)))
+    site = cfg.site_boilerplate.enabled  # a cross-document step: the chain is cut around it
     out = (pbegin
            | "PlanWork" >> PlanWork(cfg.inputs)
-           | "ReadAndFilter" >> beam.ParDo(ChainFn(fns)).with_outputs(
+           | "ReadAndFilter" >> beam.ParDo(ChainFn(fns if site else fns + later)).with_outputs(
                REMOVED, DEAD_LETTER, READ, main="kept"))
-    parts = out.kept | "WriteParts" >> WriteParts(env.out_dir, "read")
-    outcomes = ({"removed": out[REMOVED], "dead_letter": out[DEAD_LETTER], "read": out[READ]}
+    kept, removed = out.kept, [out[REMOVED]]
+    if site:
+        from pipelines.transforms.site_boilerplate import SiteBoilerplate
+
+        cleaned = kept | "SiteBoilerplate" >> SiteBoilerplate(cfg.site_boilerplate, env.out_dir)
+        rest = cleaned["kept"] | "Filter" >> beam.ParDo(ChainFn(later)).with_outputs(REMOVED, main="kept")
+        kept, removed = rest.kept, removed + [cleaned["removed"], rest[REMOVED]]
+    parts = kept | "WriteParts" >> WriteParts(env.out_dir, "read")
+    outcomes = ({**{f"removed{i or ''}": r for i, r in enumerate(removed)},
+                 "dead_letter": out[DEAD_LETTER], "read": out[READ]}
                 | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample,
                                              grid=grid_spec_of(cfg),
                                              id_index=cfg.id_index))

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import aggregates as agg
-from . import rethreshold, samples
+from . import panels_boilerplate, rethreshold, samples
 from .extras import load_extras
 
 # The aggregate tables the page is drawn from (the pipeline writes them; per-document rows,
@@ -116,6 +116,7 @@ def load_run(run_dir: str | Path, label: str | None = None) -> dict[str, Any]:
         "kept_samples": samples.kept_samples(run_dir, notes),
         "grid": rethreshold.load_grid(run_dir, notes),
         "pii": rethreshold.load_pii(run, run_dir, notes),
+        "site_boilerplate": panels_boilerplate.load(run, run_dir, notes),
         **load_extras(run, run_dir, notes),
         "notes": notes,
     }

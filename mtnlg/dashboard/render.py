@@ -12,7 +12,7 @@ from typing import Any
 
 from curation.document import STAGES
 
-from . import panels, panels_dedup, panels_takedown, rethreshold
+from . import panels, panels_boilerplate, panels_dedup, panels_takedown, rethreshold
 from .assets import CSS, JS
 from .charts import build_charts
 from .htmlkit import esc, json_script
@@ -35,6 +35,7 @@ PANELS = (
     ("dedup", "Duplicates", lambda r: panels_dedup.dedup(r["runs"], r["charts"])),
     ("contamination", "Contamination", lambda r: panels_dedup.contamination(r["runs"], r["charts"])),
     ("pii", "Personal data", lambda r: rethreshold.pii_panel(r["runs"])),
+    ("site_boilerplate", "Site boilerplate", lambda r: panels_boilerplate.panel(r["runs"])),
     ("samples", "Sample documents", lambda r: panels.samples(r["runs"])),
 )
 # Shown only when the panel function returns HTML (None: the runs have nothing to show).

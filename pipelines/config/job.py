@@ -20,6 +20,7 @@ from curation.decontamination import DecontaminationConfig
 from curation.fuzzy_config import FuzzyDedupConfig  # noqa: F401 - re-exported: the dedup.fuzzy section
 from curation.language import LanguageConfig
 from curation.pii import PiiConfig
+from curation.site_boilerplate import SiteBoilerplateConfig
 from curation.quality import QualityConfig
 from curation.readers.warc import DEFAULT_EXTRACTOR, EXTRACTORS
 from curation.sources import SOURCE_BY_SLUG
@@ -164,6 +165,10 @@ class CurateConfig:
     pii: PiiConfig = field(default_factory=PiiConfig)
     """The optional personal-data stage (``curation.pii.PiiConfig``): off unless
     ``pii.enabled``; runs right after normalization."""
+    site_boilerplate: SiteBoilerplateConfig = field(default_factory=SiteBoilerplateConfig)
+    """The optional site-boilerplate stage (``curation.site_boilerplate.SiteBoilerplateConfig``):
+    off unless ``site_boilerplate.enabled``; lines repeated across a host's documents are removed
+    after language id, before the heuristic filters."""
     heuristics: dict[str, Any] = field(default_factory=dict)
     """Overrides of ``curation.heuristics.HeuristicsConfig`` fields."""
     quality: QualityConfig = field(default_factory=QualityConfig)

@@ -229,9 +229,9 @@ def stage_lines(counters: list[dict], seconds: dict[str, float]) -> list[str]:
 
 
 _PASSED = ("kept", "read", "normalized", "skipped")
-_SHOWN = ("skipped", "split", "written", "tokens")
-_STAGE_ORDER = ["read", "normalize", "language", "heuristics", "quality", "exact_dedup",
-                "fuzzy_dedup", "decontamination", "decontaminate", "tokenize", "shards"]
+_SHOWN = ("skipped", "split", "written", "tokens", "lines_removed", "chars_removed")
+_STAGE_ORDER = ["read", "normalize", "language", "site_boilerplate", "heuristics", "quality",
+                "exact_dedup", "fuzzy_dedup", "decontamination", "decontaminate", "tokenize", "shards"]
 
 
 def _stage_rank(stage: str) -> tuple[int, str]:

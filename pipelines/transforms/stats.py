@@ -100,7 +100,8 @@ class StageOutcomes(beam.PTransform):
     """A stage's final outcomes -> per-document stats rows, ``removed/``, ``dead_letter/`` files
     (all written where they are) and the stage's partial aggregates.
 
-    Input: a dict with any of ``kept`` ((doc, tokens)), ``removed`` (Removal), ``dead_letter``
+    Input: a dict with any of ``kept`` ((doc, tokens)), ``removed`` (Removal; more producers as
+    ``removed1``, ``removed2``, ...), ``dead_letter``
     (DeadLetter), ``read`` ((source, n) per reader work item), ``index`` (extra
     ``id_index_spool.entry`` tuples of the stage) or ``index_spools`` (the same, already spooled
     by the steps that made them: the dedup group rows).  With ``id_index`` the
@@ -117,7 +118,11 @@ class StageOutcomes(beam.PTransform):
     def expand(self, outcomes: dict):
         dest = f"{DOCUMENTS_DIR}/{self.stage}"
         descriptors, partials, spools = [], [], []
-        for name in ("kept", "removed", "dead_letter"):
+        # ``removed1``, ``removed2``...: more producers of removals, each written where it is
+        # (a Flatten of them would pass every removed document through the local runner's driver).
+        names = [n for n in ("kept", "removed", "dead_letter") if n in outcomes] + sorted(
+            n for n in outcomes if n.startswith("removed") and n != "removed")
+        for name in names:
             pcoll = outcomes.get(name)
             if pcoll is None:
                 continue
@@ -133,8 +138,9 @@ class StageOutcomes(beam.PTransform):
                 descriptors.append(written.descriptors)
                 spools.append(written.index)
             partials.append(rows[KEYS])  # already one (key, n) per key and bundle: summed once below
-        if outcomes.get("removed") is not None:
-            written = outcomes["removed"] | "WriteRemoved" >> WriteRemoved(
+        for name in (n for n in names if n.startswith("removed") and outcomes[n] is not None):
+            label = "WriteRemoved" + name[len("removed"):]
+            written = outcomes[name] | label >> WriteRemoved(
                 self.out_dir, self.removed_sample, index=self.id_index)
             if self.id_index:
                 written, entries = written

@@ -1,0 +1,122 @@
+"""Boilerplate that repeats across a site: lines found in many documents of one host.
+
+A site's navigation, footer, cookie notice and share bar survive main-text extraction on some
+pages; on one page they look like text, across the site they are the same lines again and
+again.  CCNet (Wenzek et al., 2020) and Dolma remove such paragraphs by their hashes; here a
+line is boilerplate when its normalised form occurs in more than ``host_documents`` documents
+of the same host (``www.`` aside), or, optionally, in more than ``corpus_documents`` documents
+of the whole corpus.  Such lines are removed from every document that holds them, before the
+heuristic filters and the tokenizer see the text.
+
+This module is the per-document half (no Beam): which lines a document offers for counting
+(``line_hashes``) and the document without the lines the counts condemned (``remove_lines``).
+The counting is the pipeline's (``pipelines.transforms.site_boilerplate``).
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import NamedTuple
+from urllib.parse import urlsplit
+
+from infra.hashing import stable_hash
+
+STAGE = "site_boilerplate"
+EMPTIED = "empty_after_boilerplate"
+"""Removal reason of a document with nothing left once its boilerplate lines are gone."""
+CORPUS = ""
+"""The host part of a corpus-wide key (no real host is empty)."""
+
+
+@dataclass
+class SiteBoilerplateConfig:
+    """The optional site-boilerplate stage (``site_boilerplate:`` in a curate config)."""
+
+    enabled: bool = False
+    """Off unless a config turns it on: MT-NLG had no such stage (a reproduction leaves it off);
+    the shipped ``mtnlg`` config turns it on."""
+    host_documents: int = 3
+    """A line whose normalised form occurs in MORE than this many documents of one host is
+    removed from all of them.  A site's navigation and footer are on nearly every page; a
+    sentence an article shares with three others of its site is rare and seldom worth keeping."""
+    corpus_documents: int = 0
+    """Also remove a line found in more than this many documents of the whole corpus (any host),
+    e.g. "Share this:"; 0 turns the corpus-wide rule off."""
+    min_line_chars: int = 1
+    """Lines whose normalised form is shorter than this are never counted nor removed."""
+
+    def __post_init__(self) -> None:
+        if self.host_documents < 1:
+            raise ValueError(f"host_documents: must be >= 1, got {self.host_documents}")
+        if self.corpus_documents < 0:
+            raise ValueError(f"corpus_documents: must be >= 0 (0: off), got {self.corpus_documents}")
+        if self.min_line_chars < 1:
+            raise ValueError(f"min_line_chars: must be >= 1, got {self.min_line_chars}")
+
+    def threshold(self, host: str) -> int:
+        """Documents a line may occur in, under the key's host (``CORPUS``: corpus-wide)."""
+        return self.corpus_documents if host == CORPUS else self.host_documents
+
+
+_DIGITS = re.compile(r"\d")
+
+
+def host_of(url: str | None) -> str | None:
+    """The URL's host, lower case, without a leading ``www.``; None without a URL or a host."""
+    if not url:
+        return None
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:  # a malformed URL (e.g. an unbalanced IPv6 bracket) names no host
+        return None
+    host = (host or "").removeprefix("www.")
+    return host or None
+
+
+def normalize_line(line: str) -> str:
+    """CCNet's line normalisation: lower case, accents off, digits as 0, punctuation and
+    symbols off, spaces collapsed: "© 2019 ACME Inc." and "© 2021 Acme, Inc" are one line."""
+    line = unicodedata.normalize("NFD", line.lower())
+    line = "".join(c for c in line if unicodedata.category(c)[0] not in "MPS")
+    return " ".join(_DIGITS.sub("0", line).split())
+
+
+def _line_key(line: str, min_chars: int) -> int | None:
+    norm = normalize_line(line)
+    return stable_hash(norm) if len(norm) >= min_chars else None
+
+
+def line_hashes(text: str, min_chars: int = 1) -> list[int]:
+    """The distinct hashes of the document's normalised lines, in order of first occurrence
+    (a line repeated inside one document counts once for its host)."""
+    seen: dict[int, None] = {}
+    for line in text.split("\n"):
+        h = _line_key(line, min_chars)
+        if h is not None:
+            seen.setdefault(h)
+    return list(seen)
+
+
+class Cleaned(NamedTuple):
+    text: str
+    lines_removed: int
+    chars_removed: int
+    """``len(before) - len(after)``: the lines and the line breaks that went with them."""
+
+
+def remove_lines(text: str, boilerplate: set[int] | frozenset[int], min_chars: int = 1) -> Cleaned:
+    """``text`` without its lines whose hash is in ``boilerplate``; blank lines left doubled by a
+    removal collapse to one paragraph break, and the text is stripped."""
+    if not boilerplate:
+        return Cleaned(text, 0, 0)
+    kept, removed = [], 0
+    for line in text.split("\n"):
+        if _line_key(line, min_chars) in boilerplate:
+            removed += 1
+        else:
+            kept.append(line)
+    if not removed:
+        return Cleaned(text, 0, 0)
+    out = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return Cleaned(out, removed, len(text) - len(out))

@@ -1,0 +1,159 @@
+"""The optional site-boilerplate stage (``site_boilerplate:`` in the config; ``curation.site_boilerplate``).
+
+``docs | SiteBoilerplate(cfg, out_dir)`` -> ``{"kept": docs, "removed": Removal}``, in the read
+stage between language id and the heuristic filters.  Three shuffles, none holding more than one
+key's records on a worker:
+
+1. every document with a host emits ``((host, line_hash), doc_id)`` once per distinct line
+   (and ``(("", line_hash), doc_id)`` with the corpus-wide rule); ``CombinePerKey(sum)`` counts
+   the documents per key and keeps the keys above their threshold;
+2. a ``CoGroupByKey`` of those counts with the line records turns each condemned key into
+   ``(doc_id, line_hash)`` for the documents holding it;
+3. a ``CoGroupByKey`` by document id joins every document (all of them, so nothing needs a
+   Flatten afterwards) with its condemned hashes, and the lines are removed.
+
+No side input and no table of all hashes anywhere.  The documents themselves cross shuffle 3,
+which the other read-stage filters avoid: the price of a cross-document decision made before the
+heuristics (the alternative, writing parts and rewriting them as the dedup stage does, reads and
+writes every document twice).  A document left empty is removed (``empty_after_boilerplate``).
+Counters ``site_boilerplate/<source>/kept|removed|skipped``, ``.../lines_removed`` and
+``.../chars_removed``; per-document ``boilerplate_chars`` (stats column); per source and host
+the documents changed, lines and characters removed (``stats/site_boilerplate.parquet``, the
+``TOP_HOSTS`` hosts with most characters removed per source, and one ``*`` row per source with
+its totals).
+"""
+from __future__ import annotations
+
+import apache_beam as beam
+import pyarrow as pa
+
+from curation.document import Document, Removal
+from curation.site_boilerplate import (CORPUS, EMPTIED, STAGE, SiteBoilerplateConfig, host_of,
+                                       line_hashes, remove_lines)
+from pipelines.storage.files import join
+from pipelines.transforms.outputs import REMOVED, count, with_changes
+from pipelines.transforms.sinks import WriteSmallTable
+from pipelines.transforms.timing import timed
+
+HOST_STATS = "host_stats"
+TOP_HOSTS = 50
+"""Hosts kept per source in ``stats/site_boilerplate.parquet`` (the table stays small at any
+scale; the ``*`` row of each source holds the totals over all its hosts)."""
+ALL_HOSTS = "*"
+SCHEMA = pa.schema([("source", pa.string()), ("host", pa.string()), ("documents", pa.int64()),
+                    ("documents_changed", pa.int64()), ("lines_removed", pa.int64()),
+                    ("chars_removed", pa.int64())])
+TABLE = "site_boilerplate.parquet"
+
+
+class _LineRecordsFn(beam.DoFn):
+    """A document -> ``((host, hash), doc_id)`` per distinct line (and the corpus-wide key);
+    a document without a URL (books, papers, code) is not a site's page and offers nothing."""
+
+    def __init__(self, cfg: SiteBoilerplateConfig) -> None:
+        self.cfg = cfg
+
+    @timed(STAGE)
+    def process(self, doc: Document):
+        host = host_of(doc.url)
+        if host is None:
+            return
+        corpus = self.cfg.corpus_documents > 0
+        for h in line_hashes(doc.text, self.cfg.min_line_chars):
+            yield (host, h), doc.id
+            if corpus:
+                yield (CORPUS, h), doc.id
+
+
+def _condemned(kv, cfg: SiteBoilerplateConfig):
+    """``((host, hash), {"n": [count], "ids": doc ids})`` -> ``(doc_id, hash)`` when the key
+    occurs in more documents than its threshold allows."""
+    (host, h), got = kv
+    if any(n > cfg.threshold(host) for n in got["n"]):
+        for doc_id in got["ids"]:
+            yield doc_id, h
+
+
+class _ApplyFn(beam.DoFn):
+    """``(doc_id, {"doc": [doc], "drop": hashes})`` -> the document without those lines (main),
+    a ``Removal`` when nothing is left, and ``((source, host), counts)`` on ``host_stats``."""
+
+    def __init__(self, cfg: SiteBoilerplateConfig) -> None:
+        self.cfg = cfg
+
+    @timed(STAGE)
+    def process(self, kv):
+        _, got = kv
+        drop = frozenset(got["drop"])
+        for doc in got["doc"]:  # one per id (ids are unique by construction)
+            host = host_of(doc.url)
+            if host is None:
+                count(STAGE, doc.source, "skipped")
+                yield doc
+                continue
+            cleaned = remove_lines(doc.text, drop, self.cfg.min_line_chars)
+            if cleaned.lines_removed:
+                count(STAGE, doc.source, "lines_removed", n=cleaned.lines_removed)
+                count(STAGE, doc.source, "chars_removed", n=cleaned.chars_removed)
+            yield beam.pvalue.TaggedOutput(HOST_STATS, ((doc.source, host), (
+                1, int(cleaned.lines_removed > 0), cleaned.lines_removed, cleaned.chars_removed)))
+            doc = with_changes(doc, text=cleaned.text, boilerplate_chars=cleaned.chars_removed)
+            if not cleaned.text.strip():
+                count(STAGE, doc.source, "removed", EMPTIED)
+                yield beam.pvalue.TaggedOutput(REMOVED, Removal(
+                    doc, STAGE, EMPTIED, {"lines_removed": cleaned.lines_removed}))
+            else:
+                count(STAGE, doc.source, "kept")
+                yield doc
+
+
+def _sum4(rows):
+    a = [0, 0, 0, 0]
+    for r in rows:
+        for i in range(4):
+            a[i] += r[i]
+    return tuple(a)
+
+
+def _table_rows(kv):
+    """``(source, [((host, sums))...top])`` -> table rows."""
+    source, top = kv
+    return [dict(zip(SCHEMA.names, (source, host, *sums))) for host, sums in top]
+
+
+class SiteBoilerplate(beam.PTransform):
+    """Documents -> ``{"kept", "removed"}`` without the lines repeated across their site; writes
+    ``<out_dir>/stats/site_boilerplate.parquet``."""
+
+    def __init__(self, cfg: SiteBoilerplateConfig, out_dir: str, label: str | None = None) -> None:
+        super().__init__(label)
+        self.cfg, self.out_dir = cfg, out_dir
+
+    def expand(self, docs):
+        cfg = self.cfg
+        lines = docs | "LineRecords" >> beam.ParDo(_LineRecordsFn(cfg))
+        counts = (lines
+                  | "One" >> beam.Map(lambda kv: (kv[0], 1))
+                  | "CountDocuments" >> beam.CombinePerKey(sum)
+                  | "AboveThreshold" >> beam.Filter(lambda kv: kv[1] > cfg.threshold(kv[0][0])))
+        drops = ({"n": counts, "ids": lines}
+                 | "JoinCounts" >> beam.CoGroupByKey()
+                 | "Condemned" >> beam.FlatMap(_condemned, cfg))
+        out = ({"doc": docs | "ById" >> beam.Map(lambda d: (d.id, d)), "drop": drops}
+               | "JoinDocuments" >> beam.CoGroupByKey()
+               | "RemoveLines" >> beam.ParDo(_ApplyFn(cfg)).with_outputs(
+                   REMOVED, HOST_STATS, main="kept"))
+        per_host = out[HOST_STATS] | "PerHost" >> beam.CombinePerKey(_sum4)
+        totals = (per_host
+                  | "BySource" >> beam.Map(lambda kv: (kv[0][0], kv[1]))
+                  | "SourceTotals" >> beam.CombinePerKey(_sum4)
+                  | "TotalRows" >> beam.Map(lambda kv: (kv[0], [(ALL_HOSTS, kv[1])])))
+        top = (per_host
+               | "HostBySource" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
+               | "TopHosts" >> beam.combiners.Top.PerKey(
+                   TOP_HOSTS, key=lambda hs: (hs[1][3], hs[1][2], hs[0])))
+        _ = ((top, totals)
+             | "TableParts" >> beam.Flatten()
+             | "TableRows" >> beam.FlatMap(_table_rows)
+             | "Table" >> WriteSmallTable(join(self.out_dir, "stats", TABLE), SCHEMA))
+        return {"kept": out.kept, "removed": out[REMOVED]}

@@ -1,0 +1,90 @@
+"""The site-boilerplate stage on a planted site (TestPipeline, in-process FnApiRunner)."""
+from __future__ import annotations
+
+import os
+
+import apache_beam as beam
+import pyarrow.parquet as pq
+from apache_beam.metrics.metric import MetricsFilter
+
+from curation.site_boilerplate import SiteBoilerplateConfig
+from pipelines.transforms.site_boilerplate import SiteBoilerplate
+from tests.pipelines.pipeline_fixtures import doc, local_pipeline
+
+NAV = "Home | News | Sport | Weather | About us"
+FOOTER = "© 2024 Harbour Gazette. All rights reserved."
+SHARE = "Share this article"
+
+
+TOPICS = ("bridge", "ferry", "school", "market", "lighthouse")
+
+
+def story(i: int) -> str:
+    # Words, not numbers, tell the pages apart: digits normalise alike ("day 1" = "day 2").
+    return f"The council met about the {TOPICS[i]} again.\nOnly the {TOPICS[i]} page says this."
+
+
+def page(i: int) -> str:
+    return f"{NAV}\n\n{story(i)}\n\n{SHARE}\n{FOOTER}"
+
+
+def test_site_boilerplate_removes_lines_shared_by_a_hosts_pages(tmp_path):
+    docs = [doc(f"cc/a#{i}", page(i), source="cc_2020_50", url=f"https://www.gazette.example/{i}")
+            for i in range(5)]
+    docs.append(doc("cc/a#5", f"{NAV}\n{SHARE}\n\n{FOOTER}", source="cc_2020_50",
+                    url="https://gazette.example/empty"))  # nothing but the site's chrome
+    docs += [doc(f"cc/b#{i}", f"{NAV}\nOther site {TOPICS[i]} says hello.\n{FOOTER}", source="cc_2020_50",
+                 url=f"https://other.example/{i}") for i in range(2)]  # 2 pages: below the threshold
+    docs.append(doc("wiki/1", f"{NAV}\nA book without a URL.\n{FOOTER}"))  # no host: not judged
+    cfg = SiteBoilerplateConfig(enabled=True, host_documents=3)
+    p = local_pipeline(test=False)
+    out = p | beam.Create(docs) | SiteBoilerplate(cfg, str(tmp_path))
+    kept_path, removed_path = tmp_path / "kept.txt", tmp_path / "removed.txt"
+    _ = (out["kept"] | "K" >> beam.Map(lambda d: (d.id, d.text, d.boilerplate_chars))
+         | "KL" >> _Collect(kept_path))
+    _ = (out["removed"] | "R" >> beam.Map(lambda r: (r.doc.id, r.stage, r.reason))
+         | "RL" >> _Collect(removed_path))
+    result = p.run()
+    result.wait_until_finish()
+
+    kept = {i: (t, c) for i, t, c in _read(kept_path)}
+    for i in range(5):
+        text, chars = kept[f"cc/a#{i}"]
+        assert text == story(i)
+        assert chars == len(page(i)) - len(text)
+    assert kept["cc/b#0"] == (f"{NAV}\nOther site bridge says hello.\n{FOOTER}", 0)  # unchanged
+    assert kept["wiki/1"][1] is None and NAV in kept["wiki/1"][0]
+    assert _read(removed_path) == [("cc/a#5", "site_boilerplate", "empty_after_boilerplate")]
+
+    counters = {c.key.metric.name: c.committed for c in
+                result.metrics().query(MetricsFilter().with_namespace("curate"))["counters"]}
+    assert counters["site_boilerplate/cc_2020_50/kept"] == 7
+    assert counters["site_boilerplate/cc_2020_50/removed/empty_after_boilerplate"] == 1
+    assert counters["site_boilerplate/wikipedia/skipped"] == 1
+    assert counters["site_boilerplate/cc_2020_50/lines_removed"] == 5 * 3 + 3
+    rows = pq.read_table(os.path.join(tmp_path, "stats", "site_boilerplate.parquet")).to_pylist()
+    table = {r["host"]: r for r in rows}
+    assert (table["gazette.example"]["documents"], table["gazette.example"]["documents_changed"],
+            table["gazette.example"]["lines_removed"]) == (6, 6, 18)
+    assert table["other.example"]["chars_removed"] == 0
+    assert table["*"]["chars_removed"] == counters["site_boilerplate/cc_2020_50/chars_removed"]
+
+
+class _Collect(beam.PTransform):
+    """Elements -> one file of reprs (the test reads them back after the run)."""
+
+    def __init__(self, path, label=None):
+        super().__init__(label)
+        self.path = str(path)
+
+    def expand(self, pcoll):
+        from pipelines.transforms.sinks import Gather
+
+        path = self.path
+        return pcoll | Gather() | beam.Map(lambda xs: open(path, "w").write(repr(sorted(xs, key=repr))))
+
+
+def _read(path):
+    import ast
+
+    return ast.literal_eval(open(path).read())
