@@ -17,10 +17,20 @@ Two structural signals, no words of the page's text (docs/extraction.md has the 
   of the same tag and class as the body's own block at that level (an article split into
   ``section.article-section`` siblings around an advertisement, a Drupal body of repeated
   ``field--item`` blocks).
+
+And one signal from the text's shape: **calls at the end** (``drop_trailing_calls``).  The last
+paragraphs of the text, when short and holding a link ("Sign up for our newsletter", "Follow
+us on ...", "Submit a letter via this form", "Support our journalism"), are calls to the
+reader, not the article: up to three are dropped from the end, stopping at the first longer
+or link-free paragraph.
 """
 from __future__ import annotations
 
 from curation.extraction.page import Page
+
+ITEMS = frozenset("li dd dt td th".split())
+"""Items of a list or table: a list of links that ends an article is its content (sources,
+further reading), not a call."""
 
 
 def mark_teaser_lists(page: Page, chars: list[int], links: list[int], params) -> None:
@@ -77,3 +87,19 @@ def continues_body(page: Page, i: int, path: dict[int, int]) -> bool:
             return i != c and tags[i] == tags[c] and names[i] == names[c]
         i = q
     return False
+
+
+def drop_trailing_calls(decided: list, params) -> None:
+    """In ``decided`` (``(paragraph, keep)`` in document order), mark as dropped the kept
+    paragraphs at the end that are shorter than ``params.call_max_chars`` and hold a link, at
+    most ``params.call_max_paragraphs`` of them; the first list item stops it (``ITEMS``)."""
+    dropped = 0
+    for j in range(len(decided) - 1, -1, -1):
+        p, keep = decided[j]
+        if not keep:
+            continue
+        if (dropped >= params.call_max_paragraphs or not p.links or len(p.text) >= params.call_max_chars
+                or p.tag in ITEMS):
+            return
+        decided[j] = (p, False)
+        dropped += 1

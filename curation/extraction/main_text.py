@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from curation.extraction.edges import body_path, continues_body, mark_teaser_lists
+from curation.extraction.edges import body_path, continues_body, drop_trailing_calls, mark_teaser_lists
 from curation.extraction.page import Page, Paragraph, read_page
 from curation.extraction.structured import declared_article_body
 from curation.extraction.vocabulary import HEADINGS, LISTS, TEXT_BLOCKS
@@ -51,6 +51,9 @@ class MainTextParams:
     """The cover holds at least this share of the page's positive value."""
     restore_ratio: float = 1.0
     """A cut furniture element is restored when it holds more than this times the value kept."""
+    thread_max_rest: float = 500.0
+    """Cut siblings of one template (posts named "comment") are restored together, as above,
+    only when the rest of the page is worth less than this: a forum thread, not an article."""
     negative_weight: float = 5.0
     """Weight of negative paragraphs when climbing from the cover."""
     body_hint_share: float = 0.3
@@ -83,12 +86,21 @@ class MainTextParams:
     """... of which at least this many outside links (an excerpt) ..."""
     teaser_min_items: int = 3
     """... and a container of this many cards of one template is a teaser list."""
+    call_max_chars: int = 150
+    """The text ends with up to ``call_max_paragraphs`` paragraphs shorter than this that hold a
+    link: newsletter, donation and "follow us" calls, "submit a letter via this form" ..."""
+    call_max_paragraphs: int = 3
+    """... dropped from the end (``curation.extraction.edges.drop_trailing_calls``)."""
 
     def __post_init__(self):
         for name in ("cover_share", "body_hint_share", "max_link_density", "link_list_density",
                      "link_list_share", "time_share"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)}")
+        if self.call_max_paragraphs < 0:
+            raise ValueError(f"call_max_paragraphs must be >= 0, got {self.call_max_paragraphs}")
+        if self.thread_max_rest < 0:
+            raise ValueError(f"thread_max_rest must be >= 0, got {self.thread_max_rest}")
         if self.extend_levels < 0:
             raise ValueError(f"extend_levels must be >= 0, got {self.extend_levels}")
         if self.list_min_chars < 0:
@@ -97,7 +109,8 @@ class MainTextParams:
             raise ValueError(f"declared_max_chars must be >= 0, got {self.declared_max_chars}")
         if self.declared_ratio < 1:
             raise ValueError(f"declared_ratio must be >= 1, got {self.declared_ratio}")
-        for name in ("teaser_title_chars", "teaser_max_chars", "teaser_excerpt_chars", "teaser_min_items"):
+        for name in ("teaser_title_chars", "teaser_max_chars", "teaser_excerpt_chars", "teaser_min_items",
+                     "call_max_chars"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
 
@@ -184,10 +197,17 @@ def _choose(tree: _Tree) -> tuple[int, list[int]]:
         kept, cut = _cut_furniture(tree, protected)
         tree.sum_up(kept)
         best = tree.cover()
-        biggest = max(cut, key=before.__getitem__, default=None)
-        if biggest is None or before[biggest] <= params.restore_ratio * tree.mass[best]:
+        # Cut siblings of one template weigh together: the posts of a forum thread are each
+        # named "comment", and together they are the page.
+        groups: dict[tuple, list[int]] = {}
+        for t in cut:
+            groups.setdefault((page.parent[t], page.tags[t], page.names[t]), []).append(t)
+        biggest = max(groups.values(), key=lambda g: sum(before[t] for t in g), default=None)
+        if biggest is None or sum(before[t] for t in biggest) <= params.restore_ratio * tree.mass[best]:
             break
-        protected.add(biggest)
+        if len(biggest) > 1 and tree.mass[best] >= params.thread_max_rest:
+            break  # an article with its comments below, not a thread of posts
+        protected.update(biggest)
     top = best
     for e in tree.ancestors(best):
         if tree.score[e] > tree.score[top]:
@@ -290,4 +310,5 @@ def _dom_text(page: Page, params: MainTextParams) -> str:
               and (k < last or continues_body(page, i, path))):
             # (a standfirst that repeats the first paragraph is not added twice)
             decided.append((p, not linky and not in_region[i]))
+    drop_trailing_calls(decided, params)
     return "\n\n".join(p.text for p in _drop_empty_sections(decided))

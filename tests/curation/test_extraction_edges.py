@@ -112,7 +112,39 @@ def test_a_content_word_after_a_furniture_word_still_names_content():
     assert_article_kept(extract_main_text(html))
 
 
-def test_teaser_params_are_validated():
-    for name in ("teaser_title_chars", "teaser_max_chars", "teaser_excerpt_chars", "teaser_min_items"):
+def test_calls_at_the_end_are_dropped_but_not_the_last_paragraph_of_prose():
+    calls = ["Follow us on <a href='/x'>X</a> and <a href='/f'>Facebook</a>.",
+             "Submit your letter to the editor via <a href='/form'>this form</a>.",
+             "Never miss a story: <a href='/nl'>sign up for our newsletter</a>."]
+    linked_prose = (f"{PROSE} The full report is <a href='/r'>on the council's site</a>, with the "
+                    "tables for every district and the minutes of the meeting.")
+    body = "".join(f"<p>{PROSE}{i}</p>" for i in range(4))
+    out = extract_main_text(page(NAV + "<div class='entry-content'>" + body + f"<p>{linked_prose}</p>"
+                                 + "".join(f"<p>{c}</p>" for c in calls) + "</div>"))
+    assert_article_kept(out)
+    assert "with the tables for every district" in out
+    assert "Follow us" not in out and "this form" not in out and "newsletter" not in out
+    short_end = extract_main_text(page(NAV + "<div class='entry-content'>" + body + "<p>The end.</p></div>"))
+    assert short_end.endswith("The end.")  # no link: the article's own last line
+
+
+def test_a_forum_thread_of_posts_named_comment_is_the_page_but_a_blogs_comments_are_not():
+    """Posts of one template named "comment" are restored together when the rest of the page
+    is worth little (a forum thread); below an article they stay cut."""
+    posts = "".join(f"<div class='MtnComment' id='ContentPlaceHolder1_Comment_{i}'><div class='MtnCommentText'>"
+                    f"<p>{PROSE}post {i}</p></div></div>" for i in range(8))
+    thread = extract_main_text(page(NAV + f"<main><h1>Question</h1>{posts}</main>"))
+    assert all(f"{PROSE}post {i}".strip() in thread for i in range(8))
+    blog = extract_main_text(page(NAV + "<main>" + article(4) + f"<div class='comments'>{posts}</div></main>"))
+    assert_article_kept(blog)
+    assert "post 3" not in blog
+
+
+def test_edge_params_are_validated():
+    for name in ("teaser_title_chars", "teaser_max_chars", "teaser_excerpt_chars", "teaser_min_items",
+                 "call_max_chars"):
         with pytest.raises(ValueError, match=name):
             MainTextParams(**{name: 0})
+    for name in ("call_max_paragraphs", "thread_max_rest"):
+        with pytest.raises(ValueError, match=name):
+            MainTextParams(**{name: -1})
