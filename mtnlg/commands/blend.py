@@ -8,6 +8,8 @@ Examples::
     # a manifest over one or more curated runs, plus Megatron-LM's --data-path string
     mtnlg blend --spec demo \\
         --run demo_run/run --output demo_run/manifest.json --format megatron
+
+    # weights chosen by proxy runs (docs/blend-search.md): `mtnlg blend search --help`
 """
 from __future__ import annotations
 
@@ -91,6 +93,11 @@ def realized_table(manifest: Manifest, samples: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["search"]:  # `mtnlg blend search`: proxy runs choose the weights
+        from mtnlg.commands import blend_search
+
+        return blend_search.main(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         spec = load_blend_spec(config_path("blends", args.spec, "--spec"))
