@@ -31,7 +31,8 @@ ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),
     ("reason", pa.string()), ("chars", pa.int64()), ("words", pa.int64()), ("lang", pa.string()),
     ("lang_score", pa.float64()), ("lang_share", pa.float64()), ("quality_score", pa.float64()),
-    ("tokens", pa.int64()), ("url", pa.string()), ("detail", pa.string()),
+    ("tokens", pa.int64()), ("url", pa.string()), ("boilerplate_chars", pa.int64()),
+    ("detail", pa.string()),
     ("pii_spans", pa.list_(pa.struct([("kind", pa.string()), ("start", pa.int64()), ("end", pa.int64())]))),
 ] + [(f"pii_{k}", pa.int64()) for k in PII_KINDS] + [(c, pa.float64()) for c in SCORE_COLUMNS])
 COUNT_SCHEMA = pa.schema([
@@ -64,7 +65,7 @@ def stats_row(record) -> dict:
         row = {"id": record.location, "source": record.source, "outcome": "dead_letter",
                "stage": "read", "reason": reason, "chars": 0, "words": 0, "lang": None,
                "lang_score": None, "lang_share": None, "quality_score": None, "tokens": None,
-               "url": None}
+               "url": None, "boilerplate_chars": None}
         row.update(_pii_columns(None, None))
         row.update(score_columns(None))
         return row
@@ -78,7 +79,8 @@ def stats_row(record) -> dict:
     row = {"id": doc.id, "source": doc.source, "outcome": outcome, "stage": stage,
            "reason": reason, "chars": len(doc.text), "words": count_words(doc.text),
            "lang": doc.lang, "lang_score": doc.lang_score, "lang_share": doc.lang_share,
-           "quality_score": doc.quality_score, "tokens": doc.tokens, "url": doc.url}
+           "quality_score": doc.quality_score, "tokens": doc.tokens, "url": doc.url,
+           "boilerplate_chars": doc.boilerplate_chars}
     row.update(_pii_columns(doc.pii_spans, detail))
     row.update(score_columns(doc.heuristic_scores))
     return row
