@@ -117,7 +117,11 @@ def extractors(baseline: str | None) -> dict:
 
     from curation.readers import decode_html, extract_text
 
+    from curation.extraction import MainTextParams, extract_main_text
+
     fns = {"main_text": lambda b: extract_text(decode_html(b), "main_text")}
+    no_headline = MainTextParams(keep_headline=False)
+    fns["main_text keep_headline=False"] = lambda b: extract_main_text(decode_html(b), no_headline)
     if baseline:  # an older copy of curation/extraction, e.g. `git archive HEAD~3 curation`
         sys.path.insert(0, baseline)
         import importlib

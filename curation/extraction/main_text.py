@@ -91,6 +91,10 @@ class MainTextParams:
     link: newsletter, donation and "follow us" calls, "submit a letter via this form" ..."""
     call_max_paragraphs: int = 3
     """... dropped from the end (``curation.extraction.edges.drop_trailing_calls``)."""
+    keep_headline: bool = True
+    """False drops the headlines (``<h1>``) before the text's first paragraph: the annotated
+    sets measured and trafilatura treat the headline as metadata, not text (docs/extraction.md
+    has the figures both ways)."""
 
     def __post_init__(self):
         for name in ("cover_share", "body_hint_share", "max_link_density", "link_list_density",
@@ -311,4 +315,8 @@ def _dom_text(page: Page, params: MainTextParams) -> str:
             # (a standfirst that repeats the first paragraph is not added twice)
             decided.append((p, not linky and not in_region[i]))
     drop_trailing_calls(decided, params)
+    if not params.keep_headline:  # the first <h1> before any paragraph of text
+        first_text = next((j for j, (p, keep) in enumerate(decided) if keep and p.tag not in HEADINGS),
+                          len(decided))
+        decided = [(p, keep and not (j < first_text and p.tag == "h1")) for j, (p, keep) in enumerate(decided)]
     return "\n\n".join(p.text for p in _drop_empty_sections(decided))

@@ -148,3 +148,13 @@ def test_edge_params_are_validated():
     for name in ("call_max_paragraphs", "thread_max_rest"):
         with pytest.raises(ValueError, match=name):
             MainTextParams(**{name: -1})
+
+
+def test_keep_headline_false_drops_only_the_headline_before_the_text():
+    html = page(NAV + "<article><div class='entry-content'><h1>Budget agreed</h1>"
+                + "".join(f"<p>{PROSE}{i}</p>" for i in range(3)) + "<h1>A later part</h1>"
+                + f"<p>{PROSE}end</p></div></article>")
+    assert "Budget agreed" in extract_main_text(html)
+    out = extract_main_text(html, MainTextParams(keep_headline=False))
+    assert_article_kept(out, 3)
+    assert "Budget agreed" not in out and "A later part" in out
