@@ -83,9 +83,11 @@ def render(r: dict[str, Any]) -> str:
             extra = json.dumps(s.get("detail") or s.get("cuts"), sort_keys=True)
         elif stage == "tokenize":
             extra = f"{_num(s['tokens'])} tokens (keep: >= {s['min_tokens']})" if s.get("tokens") else ""
+        elif stage == "site_boilerplate" and s.get("chars_removed") is not None:
+            extra = f"{s['chars_removed']:,} characters removed (lines repeated across its host)"
         elif s.get("why"):
             extra = s["why"]
-        lines.append(f"  {stage:<16}{verdict:<14}{extra}".rstrip())
+        lines.append(f"  {stage:<17}{verdict:<14}{extra}".rstrip())
         if stage == "heuristics" and s.get("rules"):
             for rule in s["rules"]:
                 op = {"min": ">=", "max": "<=", "flag": "<="}[rule["bound"]]

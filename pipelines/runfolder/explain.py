@@ -128,6 +128,11 @@ def explain(run_dir: str, doc_id: str | None = None, url: str | None = None, man
                 {"verdict": "passed", "replaced": row.get("pii_spans") or []}),
         "language": _language(cfg, row), "heuristics": _heuristics(cfg, row), "quality": _quality(cfg, row),
     }
+    site = cfg.get("site_boilerplate") or {}
+    if not site.get("enabled"):
+        report["stages"]["site_boilerplate"] = {"verdict": "off"}
+    elif row.get("boilerplate_chars") is not None:  # judged: its verdict comes from the order
+        report["stages"]["site_boilerplate"] = {"chars_removed": row["boilerplate_chars"]}
     dedup = rd.dedup_rows(doc_id, entries)
     for kind in ("exact", "fuzzy"):
         mine = [d for d in dedup if d["kind"] == kind]
