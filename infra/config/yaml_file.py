@@ -82,9 +82,12 @@ def _refuse_duplicate_keys(node, where: str, origin: str, seen_nodes: set[int]) 
 
 
 def read_config_file(path: str, setting: str = "--config") -> dict[str, Any]:
-    """The mapping a YAML config file holds (an empty file: ``{}``).  Every failure is a
-    ``ConfigError`` that starts with ``setting`` (the flag that named the file) or, for a key
-    given twice, with the key's dotted path."""
+    """The mapping a YAML config file holds.  Every failure is a ``ConfigError`` that starts
+    with ``setting`` (the flag that named the file) or, for a key given twice, with the key's
+    dotted path.  A file with no settings at all (empty, blank or only comments) is refused as
+    empty: it is a truncated or wrong file far more often than a wish for every default, and
+    read as ``{}`` it failed later on the first required setting, naming neither the file nor
+    the cause; ``{}`` in the file asks for the defaults explicitly."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -99,7 +102,9 @@ def read_config_file(path: str, setting: str = "--config") -> dict[str, Any]:
     except yaml.YAMLError as e:
         raise ConfigError(f"{setting}: {path!r} is not valid YAML: {e}") from None
     if data is None:
-        return {}
+        what = "empty" if not text.strip() else "without settings (only comments or blank lines)"
+        raise ConfigError(f"{setting}: {path!r} is empty: the file is {what}; write the settings "
+                          "in it (or `{}` to take every default)")
     if not isinstance(data, dict):
         raise ConfigError(f"{setting}: {path!r} must hold a YAML mapping of settings, got "
                           f"{type(data).__name__}")

@@ -141,6 +141,9 @@ def test_duplicate_keys_are_named_by_their_path(tmp_path):
     (b"a: caf\xe9\n", r"^--spec: '.*' is not UTF-8 text"),
     (b"a: [1\n", r"^--spec: '.*' is not valid YAML"),
     (b"- 1\n", r"^--spec: '.*' must hold a YAML mapping of settings, got list"),
+    (b"", r"^--spec: '.*c\.yaml' is empty: the file is empty;"),
+    (b"\n  \n", r"^--spec: '.*c\.yaml' is empty: the file is empty;"),
+    (b"# only a comment\n", r"^--spec: '.*c\.yaml' is empty: the file is without settings"),
 ])
 def test_unreadable_files_name_the_flag(tmp_path, content, message):
     path = tmp_path / "c.yaml"

@@ -195,3 +195,15 @@ def test_not_utf8_config_is_a_config_error(tmp_path):
     path.write_bytes(b"name: caf\xe9\n")
     with pytest.raises(ConfigError, match=r"--config"):
         load_config(str(path))
+
+
+def test_an_empty_config_file_is_refused_naming_the_file(tmp_path, capsys):
+    """Read as no settings, an empty file was refused as "inputs: required setting is missing"
+    (issue 45): the message names the file and says it is empty."""
+    path = tmp_path / "c.yaml"
+    path.write_text("")
+    out = tmp_path / "run"
+    assert curate.run(["--config", str(path), "--output", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"--config: '{path}' is empty: the file is empty" in err and "inputs" not in err
+    assert not out.exists()
