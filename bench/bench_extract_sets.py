@@ -3,7 +3,11 @@ a held-out half: the project's `main_text` against trafilatura without comments,
 
     python bench/bench_extract_sets.py [--set extract_eval=../shared/data/extract_eval]
         [--set scrapinghub=/tmp/evalsets/scrapinghub] [--set readability=/tmp/evalsets/readability]
-        [--half tuning|held-out|both] [--pages-json out.json] [--json out.json]
+        [--half tuning|held-out|both] [--baseline DIR] [--ablate] [--pages-json out.json] [--json out.json]
+
+``--baseline DIR``: DIR holds an older copy of the extractor as a package
+``curation_before.extraction`` (``git archive <commit> curation/extraction``, moved and its
+imports renamed), timed and scored as another row.
 
 Sets (the kind is the part of the name before any ``:``; the path is a checkout or a copy):
 
@@ -112,7 +116,7 @@ def load_set(kind: str, path: str) -> list[dict]:
     return out
 
 
-def extractors(baseline: str | None) -> dict:
+def extractors(baseline: str | None, ablate: bool = False) -> dict:
     import trafilatura
 
     from curation.readers import decode_html, extract_text
@@ -120,8 +124,13 @@ def extractors(baseline: str | None) -> dict:
     from curation.extraction import MainTextParams, extract_main_text
 
     fns = {"main_text": lambda b: extract_text(decode_html(b), "main_text")}
-    no_headline = MainTextParams(keep_headline=False)
-    fns["main_text keep_headline=False"] = lambda b: extract_main_text(decode_html(b), no_headline)
+    variants = {"keep_headline=False": MainTextParams(keep_headline=False)}
+    if ablate:  # each rule of issue 47 left out alone
+        variants |= {"extend_after_body=True": MainTextParams(extend_after_body=True),
+                     "teaser_lists=True": MainTextParams(teaser_lists=True),
+                     "no trailing calls": MainTextParams(call_max_paragraphs=0)}
+    for name, params in variants.items():
+        fns[f"main_text {name}"] = lambda b, p=params: extract_main_text(decode_html(b), p)
     if baseline:  # an older copy of curation/extraction, e.g. `git archive HEAD~3 curation`
         sys.path.insert(0, baseline)
         import importlib
@@ -138,12 +147,13 @@ def main(argv=None) -> None:
     ap.add_argument("--half", choices=("tuning", "held-out", "both"), default="both")
     ap.add_argument("--only", default="", help="comma-separated extractor names")
     ap.add_argument("--baseline", help="folder holding a package curation_before.extraction")
+    ap.add_argument("--ablate", action="store_true", help="also main_text with each edge rule left out")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--pages-json", help="write per-page outputs and scores here")
     args = ap.parse_args(argv)
     sets = args.set or [f"extract_eval={DEFAULT_EVAL}"]
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    fns = extractors(args.baseline)
+    fns = extractors(args.baseline, args.ablate)
     if args.only:
         fns = {k: v for k, v in fns.items() if k in args.only.split(",")}
     names = list(fns)

@@ -38,7 +38,7 @@ def mark_teaser_lists(page: Page, chars: list[int], links: list[int], params) ->
     template that make up at least half of the container's characters.  ``chars``/``links``:
     characters and link characters of every element's subtree."""
     n = len(page.tags)
-    if n < 2:
+    if n < 2 or not params.teaser_lists:
         return
     parent, paras = page.parent, page.paragraphs
     first = [-1] * n  # each element's first paragraph: where a card's title would be

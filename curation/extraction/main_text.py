@@ -62,6 +62,9 @@ class MainTextParams:
     """Levels above the chosen element searched for lead paragraphs."""
     extend_min_value: float = 30.0
     """Value a paragraph outside the chosen element needs to be kept."""
+    extend_after_body: bool = False
+    """True also adds such paragraphs after the chosen element's last one when they do not
+    continue it (``curation.extraction.edges.continues_body``): the behaviour before issue 47."""
     max_link_density: float = 0.5
     """Paragraphs with more link characters than this share are dropped."""
     link_list_density: float = 0.5
@@ -77,6 +80,10 @@ class MainTextParams:
     """Text shorter than this (about 150 words) is checked against the JSON-LD ``articleBody``."""
     declared_ratio: float = 3.0
     """... which replaces it when it is at least this many times longer."""
+    teaser_lists: bool = False
+    """True marks teaser lists as furniture (``curation.extraction.edges.mark_teaser_lists``).
+    Off: on the tuning halves it gained on one set (scrapinghub, +0.004 F1, mostly one page),
+    on the held-out halves it cost recall (docs/extraction.md)."""
     teaser_title_chars: int = 30
     """A card of a teaser list opens with a link of at least this many characters (a headline;
     ``curation.extraction.edges``) ..."""
@@ -311,12 +318,13 @@ def _dom_text(page: Page, params: MainTextParams) -> str:
         if best <= i < end:
             decided.append((p, not linky and not in_best[i]))
         elif (region <= i < end_region and values[k] >= params.extend_min_value and p.text not in inside
-              and (k < last or continues_body(page, i, path))):
+              and (k < last or params.extend_after_body or continues_body(page, i, path))):
             # (a standfirst that repeats the first paragraph is not added twice)
             decided.append((p, not linky and not in_region[i]))
     drop_trailing_calls(decided, params)
     if not params.keep_headline:  # the first <h1> before any paragraph of text
         first_text = next((j for j, (p, keep) in enumerate(decided) if keep and p.tag not in HEADINGS),
                           len(decided))
-        decided = [(p, keep and not (j < first_text and p.tag == "h1")) for j, (p, keep) in enumerate(decided)]
+        decided = [(p, keep and not (j < first_text and p.tag == "h1"))
+                   for j, (p, keep) in enumerate(decided)]
     return "\n\n".join(p.text for p in _drop_empty_sections(decided))

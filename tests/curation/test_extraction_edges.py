@@ -9,6 +9,7 @@ from curation.extraction import MainTextParams, extract_main_text
 
 PROSE = ("The committee met on Tuesday to discuss the new budget for the coming year, and after a "
          "long debate it agreed to spend more on schools, roads and the public library. ")
+TEASERS = MainTextParams(teaser_lists=True)  # off by default (docs/extraction.md)
 NAV = "<nav><ul>" + "".join(f"<li><a href='/{i}'>Section {i}</a></li>" for i in range(12)) + "</ul></nav>"
 
 
@@ -31,12 +32,13 @@ def teaser_cards(n: int, title_words: str = "Another long headline about the cit
         for i in range(n))
 
 
-def test_a_teaser_list_next_to_a_short_article_is_dropped():
-    """Cards of other stories (headline link + excerpt) can hold as much prose as a short
-    article; as one template repeated they are a teaser list, whatever their class says."""
-    html = page(NAV + "<main>" + article(3) + f"<div class='grid'>{teaser_cards(10)}</div></main>")
-    out = extract_main_text(html)
-    assert_article_kept(out, 3)
+def test_a_teaser_list_above_the_article_is_dropped():
+    """Cards of other stories (headline link + excerpt), each worth as much as a lead, are a
+    teaser list as one template repeated, whatever their class says (``teaser_lists``)."""
+    html = page(NAV + f"<main><div class='grid'>{teaser_cards(8)}</div>" + article(6) + "</main>")
+    assert "excerpt of the other story" in extract_main_text(html)  # off by default
+    out = extract_main_text(html, TEASERS)
+    assert_article_kept(out, 6)
     assert "excerpt of the other story" not in out and "Another long headline" not in out
 
 
@@ -46,7 +48,7 @@ def test_a_teaser_list_inside_the_body_container_is_dropped():
                     f"<li><a href='/n{i}'>Minister announces new plan for the harbour {i}</a> "
                     f"LONDON: The minister said on Monday that work would start next spring {i}.</li>"
                     for i in range(6)) + "</ul></div>")
-    out = extract_main_text(html)
+    out = extract_main_text(html, TEASERS)
     assert_article_kept(out)
     assert "Minister announces" not in out
 
@@ -56,7 +58,7 @@ def test_a_list_whose_items_open_with_short_links_is_kept():
     items = "".join(f"<li><a href='/wiki/T{i}'>Term {i}</a> is explained here in a whole sentence of "
                     f"plain prose for the reader {i}.</li>" for i in range(6))
     out = extract_main_text(page(NAV + "<div class='entry-content'>" + "".join(
-        f"<p>{PROSE}{i}</p>" for i in range(4)) + f"<ul>{items}</ul></div>"))
+        f"<p>{PROSE}{i}</p>" for i in range(4)) + f"<ul>{items}</ul></div>"), TEASERS)
     assert_article_kept(out)
     assert all(f"Term {i} is explained here" in out for i in range(6))
 
@@ -64,7 +66,8 @@ def test_a_list_whose_items_open_with_short_links_is_kept():
 def test_a_listing_page_of_teasers_keeps_them():
     """When the teasers ARE the page (a blog's index), the cut is undone, as for any cut
     furniture that holds more than what is left."""
-    out = extract_main_text(page(NAV + f"<main><div class='grid'>{teaser_cards(10)}</div></main>"))
+    grid = f"<main><div class='grid'>{teaser_cards(10)}</div></main>"
+    out = extract_main_text(page(NAV + grid), TEASERS)
     assert all(f"read as a sentence of prose {i}." in out for i in range(10))
 
 
@@ -131,11 +134,12 @@ def test_calls_at_the_end_are_dropped_but_not_the_last_paragraph_of_prose():
 def test_a_forum_thread_of_posts_named_comment_is_the_page_but_a_blogs_comments_are_not():
     """Posts of one template named "comment" are restored together when the rest of the page
     is worth little (a forum thread); below an article they stay cut."""
-    posts = "".join(f"<div class='MtnComment' id='ContentPlaceHolder1_Comment_{i}'><div class='MtnCommentText'>"
-                    f"<p>{PROSE}post {i}</p></div></div>" for i in range(8))
+    posts = "".join(f"<div class='MtnComment' id='ContentPlaceHolder1_Comment_{i}'>"
+                    f"<div class='MtnCommentText'><p>{PROSE}post {i}</p></div></div>" for i in range(8))
     thread = extract_main_text(page(NAV + f"<main><h1>Question</h1>{posts}</main>"))
     assert all(f"{PROSE}post {i}".strip() in thread for i in range(8))
-    blog = extract_main_text(page(NAV + "<main>" + article(4) + f"<div class='comments'>{posts}</div></main>"))
+    blog = extract_main_text(page(NAV + "<main>" + article(4)
+                                  + f"<div class='comments'>{posts}</div></main>"))
     assert_article_kept(blog)
     assert "post 3" not in blog
 
