@@ -6,7 +6,8 @@ library behind ``torchrun``), from inside ``mtnlg train``.
     # node i of 2, every node running the same command (c10d rendezvous hosted by the first
     # agent that binds HOST:PORT; the others join it)
     node = NodeLaunch(nproc_per_node=8, nnodes=2, rdzv_endpoint="HOST:29500", rdzv_id="job-7")
-    exit_code = run_node(node, ["--manifest", "M", ...])  # each rank: training.launch.main(argv)
+    # each rank: training.launch.run_worker(argv), i.e. `mtnlg train ARGV`
+    exit_code = run_node(node, ["--manifest", "M", ...], run_worker)
 
 What the agent does for us, instead of a hand-written relaunch:
 - rendezvous: the agents agree on the node ranks and the world size; every worker gets RANK,
@@ -14,7 +15,8 @@ What the agent does for us, instead of a hand-written relaunch:
 - restarts: when a worker exits with an error or a signal (SIGKILL, a crashed rank), the agent
   stops this node's other workers (SIGTERM), rendezvouses again and starts a new set, up to
   ``max_restarts`` times; the other nodes' agents see the new round and restart theirs. The
-  workers resume from the run's newest verified checkpoint (``Trainer.resume``);
+  workers resume from the run's newest verified checkpoint (``Trainer.resume``), their process
+  group under a store prefix of the new round's own (``training.worker``);
 - signals: SIGTERM/SIGINT/SIGHUP/SIGQUIT to this process are passed to every worker of the node;
   the agent waits ``shutdown_timeout_s`` for them (the ranks checkpoint after the current step)
   before it SIGKILLs what is left, so nothing outlives the launcher.
@@ -30,10 +32,10 @@ it exits with the launcher. A rank's command line is the forkserver's
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
-import sys
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -116,38 +118,42 @@ class NodeLaunch:
             logs_specs=DefaultLogsSpecs(log_dir=log_dir), **extra)
 
 
-def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | None = None,
-             worker=None, preload: tuple[str, ...] = WORKER_PRELOAD, what: str = "training") -> int:
-    """Run ``worker(WORKER_ARGV)`` (default ``run_worker``: ``training.launch.main``) as this
+def run_node(node: NodeLaunch, worker_argv: list[str], worker, env: dict[str, str] | None = None,
+             preload: tuple[str, ...] = WORKER_PRELOAD, what: str = "training") -> int:
+    """Run ``worker(WORKER_ARGV)`` (`mtnlg train`'s: ``training.launch.run_worker``) as this
     node's workers under the elastic agent and return the launcher's exit status: 0 when every
     worker succeeded, 1 when the workers failed after ``max_restarts`` restarts, 128 + N when
     signal N stopped the job (the workers got it first). ``env`` is added to the environment
     the workers inherit; ``preload``: the modules the forkserver imports before it forks a
     worker (``worker`` must be a module-level function of one of them); ``what`` names the job
     in the log (`mtnlg eval --nproc` runs its ranks here too)."""
-    import multiprocessing
+    import multiprocessing.util
 
     from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import elastic_launch
 
     os.environ.update(env or {})
-    # A fresh TCPStore per rendezvous round: with the agent's store shared across rounds (the
-    # default), restarted workers read the previous round's gloo/NCCL addresses and cannot
-    # connect (pytorch/pytorch#135712; seen here with torch 2.13 and gloo).
-    os.environ.setdefault("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", "1")
+    # The agent's store is shared across rendezvous rounds (torch's default, as under a
+    # cluster's torchrun): the workers' process group keys it by the round itself
+    # (training.worker.round_store), so no variable is needed here or from the user.
     multiprocessing.set_forkserver_preload(list(preload))
     # The agent's per-attempt folders live as long as the launch: torch's default, a new
     # torchelastic_* folder in the temp dir, stayed there after every launch. A file it cannot
     # remove does not turn a finished launch into an error.
     logs = tempfile.TemporaryDirectory(prefix="mtnlg-elastic-", ignore_cleanup_errors=True)
-    with logs as log_dir:
+    # A worker that raised leaves its traceback in a pytorch-errorfile-*.pickle that torch's
+    # multiprocessing names with `tempfile` in this process and never removes (one per failed
+    # rank and restart): made inside the launch's folder. multiprocessing's own temp folder (the
+    # forkserver's socket, kept for this process's life) is made in the real temp dir first.
+    multiprocessing.util.get_temp_dir()
+    with logs as log_dir, _tempdir(log_dir):
         config = node.launch_config(log_dir)
         log.info("elastic agent: %d node(s) x %d worker(s), rendezvous c10d %s (id %s), max "
                  "restarts %d", node.nnodes, node.nproc_per_node, config.rdzv_endpoint,
                  config.run_id, node.max_restarts)
         try:
-            elastic_launch(config, worker or run_worker)(list(worker_argv))
+            elastic_launch(config, worker)(list(worker_argv))
         except ChildFailedError as e:
             rank, first = min(e.failures.items()) if e.failures else (None, None)
             why = (f"rank {rank} (local rank {first.local_rank}) exited with "
@@ -161,35 +167,14 @@ def run_node(node: NodeLaunch, worker_argv: list[str], env: dict[str, str] | Non
     return 0
 
 
-def run_worker(argv: list[str]) -> None:
-    """One rank, forked by the agent's forkserver with torchrun's environment: ``mtnlg train``
-    with the launcher's arguments; a non-zero status ends the process with that status, as
-    the command would (the agent counts it as a failed worker).
-
-    A rank that stopped on the agent's SIGTERM (it checkpointed after the current step) ends
-    its process here: the agent is shutting the group down and collects no return value, and
-    torch's function workers would otherwise wait for it to do so until the agent SIGKILLs
-    them after ``shutdown_timeout_s``."""
-    from training.launch import main
-
-    code = main(argv)
-    if _stop_signal is not None:
-        logging.shutdown()
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()
-        os._exit(code)
-    if code:
-        raise SystemExit(code)
-
-
-_stop_signal: int | None = None
-
-
-def note_stop_signal(signum: int) -> None:
-    """Record that this process was asked to stop by signal ``signum`` (the trainer's handler:
-    it stops after the current step)."""
-    global _stop_signal
-    _stop_signal = signum
+@contextlib.contextmanager
+def _tempdir(path: str):
+    """``tempfile``'s folder for this process is ``path`` inside the block."""
+    previous, tempfile.tempdir = tempfile.tempdir, path
+    try:
+        yield
+    finally:
+        tempfile.tempdir = previous
 
 
 def _describe_exit(code: int) -> str:
@@ -200,8 +185,3 @@ def _describe_exit(code: int) -> str:
             return f"signal {-code}"
     return f"status {code}"
 
-
-def restart_count() -> int:
-    """How many times the agent restarted this worker group (0 on the first attempt, and
-    outside the agent)."""
-    return int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") or 0)

@@ -32,6 +32,8 @@ import os
 import sys
 import warnings
 
+from training.worker import stop_signal
+
 log = logging.getLogger("training.launch")
 
 EXIT_USAGE = 2
@@ -220,7 +222,7 @@ def _main(argv: list[str], args: argparse.Namespace) -> int:
         # each worker runs main(argv) with torchrun's environment: it sees WORLD_SIZE and trains
         from training.elastic import run_node
         node = node_launch(args, cfg)
-        return run_node(node, argv, preflight(args, cfg))
+        return run_node(node, argv, run_worker, preflight(args, cfg))
 
     from training.trainer import Trainer
 
@@ -236,6 +238,26 @@ def _main(argv: list[str], args: argparse.Namespace) -> int:
         log.info("done: %d steps, final loss %.4f, metrics %s", trainer.step,
                  history[-1]["loss"], cfg.metrics_path)
     return 0
+
+
+def run_worker(argv: list[str]) -> None:
+    """One rank, forked by the elastic agent's forkserver (``training.elastic.run_node``) with
+    torchrun's environment: ``mtnlg train`` with the launcher's arguments; a non-zero status
+    ends the process with that status, as the command would (the agent counts it as a failed
+    worker).
+
+    A rank that stopped on the agent's SIGTERM (it checkpointed after the current step) ends
+    its process here: the agent is shutting the group down and collects no return value, and
+    torch's function workers would otherwise wait for it to do so until the agent SIGKILLs
+    them after ``shutdown_timeout_s``."""
+    code = main(argv)
+    if stop_signal() is not None:
+        logging.shutdown()
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(code)
+    if code:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

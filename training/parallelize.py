@@ -18,7 +18,10 @@ from functools import partial
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.constants import default_pg_timeout
 from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
+
+from training.worker import process_group_store
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +266,9 @@ def init_distributed(device_type: str) -> tuple[int, int]:
     backend = "nccl" if device_type == "cuda" else "gloo"
     if device_type == "cuda":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", 0)))
-    dist.init_process_group(backend)
+    # under an elastic agent that shares its store across rounds: a prefix of this round's own
+    # (training.worker), so a restarted group never reads a dead rank's address
+    dist.init_process_group(backend, **process_group_store(default_pg_timeout))
     log.info("process group initialised: backend %s, rank %d of %d", backend, dist.get_rank(),
              dist.get_world_size())
     return dist.get_rank(), dist.get_world_size()

@@ -34,13 +34,13 @@ from training.data import (DistributedSampleLoader, StepBatch, build_blended_dat
                            check_manifest, check_vocab, manifest_source_names,
                            manifest_tokenizer, once_per_node, open_manifest,
                            verified_by_launcher)
-from training.elastic import note_stop_signal, restart_count
 from training.grads import clip_grad_norm_, sync_tied_embedding, tied_embedding_group
 from training.metrics import MetricsLogger, flops_per_token, peak_flops, peak_memory_bytes
 from training.model import GPT, cross_entropy_loss
 from training.optimizer import ZeroOneAdamW, build_optimizer
 from training.parallelize import ParallelDims, init_distributed, materialize, parallelize
 from training.pipeline import PipelineRunner, split_model
+from training.worker import note_stop_signal, restart_count
 
 log = logging.getLogger(__name__)
 

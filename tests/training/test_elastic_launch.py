@@ -48,12 +48,17 @@ def manifest(tmp_path_factory):
 
 
 def launcher(manifest: str, out: Path, *flags: str, temp: str | None = None,
-             **settings) -> subprocess.Popen:
-    """``mtnlg train``'s launcher in a new process (``temp``: its temp folder)."""
+             torchrun: tuple[str, ...] = (), **settings) -> subprocess.Popen:
+    """``mtnlg train``'s launcher in a new process (``temp``: its temp folder); with
+    ``torchrun`` flags, a cluster's own ``python -m torch.distributed.run FLAGS -m
+    training.launch ...`` instead, with none of our variables (TORCH_DISABLE_SHARE_RDZV_TCP_STORE
+    removed too: the agent's store is shared across rounds, torch's default)."""
     sets = [f"--set={k}={v}" for k, v in {**SETTINGS, **settings}.items()]
-    return subprocess.Popen([sys.executable, "-m", "training.launch", "--manifest", manifest,
-                             "--output", str(out), *flags, *sets], cwd=ROOT,
-                            env=spawn.clean_env(**({"TMPDIR": temp} if temp else {})),
+    agent = [sys.executable, "-m", "torch.distributed.run", *torchrun] if torchrun else [sys.executable]
+    env = spawn.clean_env(**({"TMPDIR": temp} if temp else {}))
+    env.pop("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", None)
+    return subprocess.Popen([*agent, "-m", "training.launch", "--manifest", manifest,
+                             "--output", str(out), *flags, *sets], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -103,25 +108,48 @@ class Output:
 
 
 @pytest.mark.slow
-def test_two_nodes_on_one_machine_train_as_one_process(tmp_path, manifest):
+def test_two_nodes_one_under_torchrun_train_as_one_process_through_a_killed_rank(tmp_path, manifest):
+    """Two nodes on one machine, one rendezvous: `mtnlg train --nnodes 2` on one, a cluster's
+    own `python -m torch.distributed.run --max-restarts 1 -m training.launch` (no variable of
+    ours) on the other, a pipeline stage each. The torchrun node's rank is SIGKILLed mid-run:
+    both agents start new workers, which meet in the agent's store (shared across rounds)
+    under the new round's prefix, resume from the newest verified checkpoint and finish with
+    the losses of one uninterrupted process."""
     # one rank per node (a pipeline stage each): what crosses the nodes is the rendezvous and the
-    # stage-to-stage traffic; tp and dp inside a node are the layout tests'
-    layout = dict(tp=1, pp=2, dp=1, train_steps=3)
-    endpoint = f"127.0.0.1:{free_port()}"
+    # stage-to-stage traffic; tp and dp inside a node are the layout tests'. 40 steps: the kill
+    # after step 6 lands long before the end (a step takes tens of ms)
+    steps, every, out = 40, 4, tmp_path / "two-nodes"
+    layout = {"tp": 1, "pp": 2, "dp": 1, "train_steps": steps, "checkpoint.interval": every}
+    endpoint, job = f"127.0.0.1:{free_port()}", "two-nodes-test"
     temp = tempfile.mkdtemp(prefix="nodes-")  # short: multiprocessing puts a socket there
-    nodes = [launcher(manifest, tmp_path / "two-nodes", "--nnodes", "2", "--nproc", "1",
-                      "--rdzv-endpoint", endpoint, "--rdzv-id", "two-nodes-test", temp=temp,
-                      **layout)
-             for _ in range(2)]
+    nodes = [launcher(manifest, out, "--nnodes", "2", "--nproc", "1", "--max-restarts", "1",
+                      "--rdzv-endpoint", endpoint, "--rdzv-id", job, temp=temp, **layout),
+             launcher(manifest, out, temp=tempfile.mkdtemp(prefix="torchrun-"), torchrun=(
+                 "--nnodes", "2", "--nproc-per-node", "1", "--max-restarts", "1",
+                 "--rdzv-backend", "c10d", "--rdzv-endpoint", endpoint, "--rdzv-id", job,
+                 "--monitor-interval", "0.1"), **layout)]
     outputs = [Output(n) for n in nodes]
-    logs = [o.finish(timeout=180) for o in outputs]
+    # the checkpoint of step 4 is sealed once the step-6 line is written
+    outputs[1].wait_for(lambda: len(metrics(out)) >= every + 2, f"{every + 2} steps")
+    levels = spawn.descendants(nodes[1].pid)  # torchrun starts its rank as its child
+    ranks = [pid for pid in (levels[0] if levels else [])
+             if b"training.launch" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert len(ranks) == 1, (levels, outputs[1].text[-3000:])
+    os.kill(ranks[0], signal.SIGKILL)
+    logs = [o.finish(timeout=240) for o in outputs]
     assert [n.returncode for n in nodes] == [0, 0], logs[0][-3000:] + logs[1][-3000:]
-    assert any("dp 1 x pp 2 x tp 1 = 2 ranks" in log for log in logs), logs[0][-3000:]
+    text = "".join(logs)  # global rank 0's INFO lines are in its node's log
+    assert "dp 1 x pp 2 x tp 1 = 2 ranks" in text, text[-3000:]
+    assert "resuming from" in text, text[-4000:]  # the new round's workers, from a checkpoint
+    resumed_from = int(text.split("resuming from ")[1].split("step-")[1][:8])
+    assert every <= resumed_from < steps and resumed_from % every == 0, text[-3000:]
+    # rank 0 joined the agent's shared store under a prefix of each round's own, twice
+    assert text.count("under this round's prefix") == 2, text[-4000:]
     one_rows = Trainer.from_manifest(TrainConfig.from_settings(
-        {**SETTINGS, "train_steps": 3, "checkpoint.enabled": False,
+        {**SETTINGS, "train_steps": steps, "checkpoint.enabled": False,
          "output_dir": str(tmp_path / "one-process")}), manifest).train()
-    two_rows = metrics(tmp_path / "two-nodes")
-    assert [r["step"] for r in two_rows] == [r["step"] for r in one_rows] == [1, 2, 3]
+    two_rows = metrics(out)
+    assert [r["step"] for r in two_rows] == [r["step"] for r in one_rows] == list(range(1, steps + 1))
     # The losses agree (measured: bit for bit); the gradient norm is a float32 sum of squares,
     # summed per stage here and per tensor in one process: measured 1.5e-7 apart, relative, with
     # this 320-token vocabulary (up to 7e-5 with GPT-2's 3.2M embedding values and tp 2).
@@ -129,9 +157,10 @@ def test_two_nodes_on_one_machine_train_as_one_process(tmp_path, manifest):
         assert abs(a["loss"] - b["loss"]) < 1e-5, (a["step"], a["loss"], b["loss"])
         assert a["grad_norm"] == pytest.approx(b["grad_norm"], rel=2e-4), (a["step"], a["grad_norm"])
         assert a["consumed_tokens"] == b["consumed_tokens"]
-    assert sealed_steps(str(tmp_path / "two-nodes" / "checkpoints")) == [3]
-    # the launchers left nothing in their temp folder but torch's compile cache, kept by design
-    # (torch's elastic agent used to leave a torchelastic_* folder per launch)
+    sealed = sealed_steps(str(out / "checkpoints"))
+    assert resumed_from in sealed and sealed[-1] == steps, sealed
+    # the mtnlg launcher left nothing in its temp folder but torch's compile cache, kept by
+    # design (torch's elastic agent used to leave a torchelastic_* folder per launch)
     left = set(os.listdir(temp))
     assert left <= {f"torchinductor_{getpass.getuser()}"}, left
 

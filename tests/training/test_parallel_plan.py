@@ -51,7 +51,7 @@ def test_nproc_starts_the_workers_through_the_elastic_agent(monkeypatch):
     monkeypatch.setattr("training.launch.setup_logging", lambda: None)
     monkeypatch.setattr("training.launch.preflight", lambda args, cfg: {"CHECKED": "1"})
     monkeypatch.setattr("training.elastic.run_node",
-                        lambda node, args, env: launched.append((node, args, env)) or 0)
+                        lambda node, args, worker, env: launched.append((node, args, env)) or 0)
     monkeypatch.delenv("WORLD_SIZE", raising=False)
     argv = ["--manifest", "m.json", "--nproc", "2", "--steps", "3", "--max-restarts", "2"]
     assert main(argv) == 0
