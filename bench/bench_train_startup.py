@@ -52,8 +52,10 @@ def make_corpus(directory: str, megabytes: int, shards: int = 12) -> str:
             info = w.finalize()
         sources[name].append(ShardEntry(os.path.abspath(prefix), info.documents, info.tokens,
                                         info.bin_sha256, info.idx_sha256))
-    entries = tuple(SourceEntry(n, n, "bench", 0.5, 0.0, sum(s.tokens for s in sh),
-                                sum(s.documents for s in sh), 0.0, tuple(sh))
+    # target tokens and epochs as build_manifest records them (the trainer checks them)
+    entries = tuple(SourceEntry(n, n, "bench", 0.5, 0.5e6, sum(s.tokens for s in sh),
+                                sum(s.documents for s in sh),
+                                0.5e6 / sum(s.tokens for s in sh), tuple(sh))
                     for n, sh in sources.items())
     path = os.path.join(directory, "manifest.json")
     write_manifest(Manifest("bench", 1e6, 100.0, TokenizerInfo(tok_path, tok.sha256,

@@ -113,10 +113,13 @@ class DistributedSampleLoader:
 
 
 def open_manifest(path: str, verify_checksums: bool = True, trust_stamps: bool = False):
-    """Load and verify the blend manifest (shard sha256s, tokenizer) before any compute; with
+    """Check the blend manifest's values (``training.manifest_values``), load it and verify
+    it against its files (shard sha256s, tokenizer) before any compute; with
     ``trust_stamps`` only shards changed since their verification stamp are hashed."""
     from blending.manifest import load_manifest  # deferred: the model/test code paths don't need it
+    from training.manifest_values import check_manifest_values
 
+    check_manifest_values(path)  # its own values first (weights, counts, epochs, paths)
     log.info("loading manifest %s (verify checksums: %s)", path,
              ("changed shards only (stamps)" if trust_stamps else "every shard")
              if verify_checksums else "no")

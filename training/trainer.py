@@ -35,6 +35,7 @@ from training.data import (DistributedSampleLoader, StepBatch, build_blended_dat
                            manifest_tokenizer, once_per_node, open_manifest,
                            verified_by_launcher)
 from training.grads import clip_grad_norm_, sync_tied_embedding, tied_embedding_group
+from training.manifest_values import check_manifest_values
 from training.metrics import MetricsLogger, flops_per_token, peak_flops, peak_memory_bytes
 from training.model import GPT, cross_entropy_loss
 from training.optimizer import ZeroOneAdamW, build_optimizer
@@ -86,7 +87,9 @@ class Trainer:
     @classmethod
     def from_manifest(cls, cfg: TrainConfig, manifest_path: str) -> "Trainer":
         """Verify the manifest (checksums once per node, tokenizer, vocab) and build the
-        blended datasets (train, and valid when the manifest has a split)."""
+        blended datasets (train, and valid when the manifest has a split). The manifest's own
+        values are checked first, on every rank, before the process group exists."""
+        check_manifest_values(manifest_path)
         init_distributed("cuda" if torch.cuda.is_available() else "cpu")
         mode = cfg.data.verify_shards
         if mode != "none" and verified_by_launcher(manifest_path):

@@ -65,6 +65,9 @@ def small_tokenizer(directory: str, vocab_size: int = 320) -> str:
     return directory
 
 
+TRAIN_TOKENS = 1e4
+
+
 def write_manifest(directory: str, texts: dict[str, list[str]] | None = None,
                    repeat: int = 20, weights: dict[str, float] | None = None,
                    tokenizer_path: str = GPT2_TOKENIZER) -> str:
@@ -90,10 +93,11 @@ def write_manifest(directory: str, texts: dict[str, list[str]] | None = None,
         shard = ShardEntry(os.path.abspath(prefix), info.documents, info.tokens,
                            info.bin_sha256, info.idx_sha256)
         weight = (weights or {}).get(name, 1.0 / len(texts))
-        sources.append(SourceEntry(name, name, "test", weight, 0.0, info.tokens,
-                                   info.documents, 0.0, (shard,)))
+        target = weight * TRAIN_TOKENS  # as build_manifest records them
+        sources.append(SourceEntry(name, name, "test", weight, target, info.tokens,
+                                   info.documents, target / info.tokens, (shard,)))
     path = os.path.join(directory, "manifest.json")
-    manifest = Manifest("test", 1e4, 100.0,
+    manifest = Manifest("test", TRAIN_TOKENS, 100.0,
                         TokenizerInfo(os.path.abspath(tokenizer_path), tok.sha256,
                                       tok.vocab_size, tok.eod_id), tuple(sources), path=path)
     _write(manifest, path)
