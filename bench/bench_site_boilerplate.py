@@ -15,7 +15,12 @@ under its own URL, so pages of one host share a host key; pages without a URL sh
    extracted text of every page (what the stage would see if every language were kept), for the
    shipped setting and for corpus-wide thresholds: pages changed, lines and characters removed,
    and the annotated snippets: "with" snippets (article text) that were found before and are
-   lost after, "without" snippets (boilerplate) found before and gone after.
+   lost after, "without" snippets (boilerplate) found before and gone after.  Twice: on the
+   ``main_text`` extractor's text, and on all of each page's text (resiliparse with
+   ``main_content=False``: what a Common Crawl WET file holds, the input CCNet cleans).
+3. With ``--warc FILE``, a real crawl of several pages per host (e.g. ``iana.warc.gz`` of
+   pywb's ``sample_archive``, 16 pages of www.iana.org; not shipped here): the per-host rule
+   on each page's text, for ``main_text``, ``resiliparse`` and all text, with the lines removed.
 """
 from __future__ import annotations
 
@@ -121,10 +126,58 @@ def sweep(pages, texts: list[str], setting) -> dict:
     return res
 
 
+def all_text(data: bytes) -> str:
+    """All of a page's text, as a WET file holds it (resiliparse, ``main_content=False``)."""
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.encoding import detect_encoding
+    from resiliparse.parse.html import HTMLTree
+
+    return extract_plain_text(HTMLTree.parse_from_bytes(data, detect_encoding(data)), main_content=False)
+
+
+def crawl(path: str) -> None:
+    """The per-host rule on a real crawl WARC, per kind of text."""
+    from curation.document import Document
+    from curation.normalize import normalize_text
+    from curation.readers.warc import read_warc
+    from curation.site_boilerplate import SiteBoilerplateConfig, host_of, line_hashes, remove_lines
+    from warcio.archiveiterator import ArchiveIterator
+
+    cfg = SiteBoilerplateConfig(enabled=True)
+    with open(path, "rb") as f:
+        html = [(r.rec_headers.get_header("WARC-Target-URI"), r.content_stream().read())
+                for r in ArchiveIterator(f) if r.rec_type == "response" and r.http_headers
+                and "html" in (r.http_headers.get_header("Content-Type") or "")]
+    print(f"\n{path}: {len(html)} HTML pages, hosts {dict(Counter(host_of(u) for u, _ in html))}")
+    print("| text | pages | pages changed | lines removed | chars removed (share) |")
+    print("|---|---|---|---|---|")
+    removed_lines: dict[str, Counter] = {}
+    for kind in ("main_text", "resiliparse", "all text (WET)"):
+        if kind == "all text (WET)":
+            docs = [(u, normalize_text(all_text(b))) for u, b in html]
+        else:
+            with open(path, "rb") as f:
+                docs = [(r.url, normalize_text(r.text)) for r in read_warc(f, path, "cc_2020_50", kind)
+                        if isinstance(r, Document)]
+        counts = Counter((host_of(u), h) for u, t in docs for h in line_hashes(t))
+        res, lines = Counter(), Counter()
+        for u, t in docs:
+            bad = {h for h in line_hashes(t) if counts[(host_of(u), h)] > cfg.host_documents}
+            out = remove_lines(t, bad)
+            res.update(chars=len(t), changed=bool(out.lines_removed), lines=out.lines_removed,
+                       removed=out.chars_removed)
+            lines.update(x for x in t.split("\n") if set(line_hashes(x)) & bad)
+        removed_lines[kind] = lines
+        print(f"| {kind} | {len(docs)} | {res['changed']} | {res['lines']} | {res['removed']:,} "
+              f"({100 * res['removed'] / max(1, res['chars']):.1f}%) |")
+    for kind, lines in removed_lines.items():
+        if lines:
+            print(f"  most removed lines ({kind}): {[x[:40] for x, _ in lines.most_common(8)]}")
+
+
 def main(argv=None) -> None:
     from curation.normalize import normalize_text
     from curation.readers import decode_html, extract_text
-    from curation.site_boilerplate import SiteBoilerplateConfig
 
     argv = list(sys.argv[1:] if argv is None else argv)
     beam_args = argv[argv.index("--") + 1:] if "--" in argv else []
@@ -133,6 +186,8 @@ def main(argv=None) -> None:
     ap.add_argument("--eval-dir", default=DEFAULT_EVAL)
     ap.add_argument("--rounds", type=int, default=1, help="job runs per setting (alternating)")
     ap.add_argument("--workdir", default=None, help="kept after the run (default: temporary)")
+    ap.add_argument("--warc", default=None, help="a real crawl (several pages per host) to measure too")
+    ap.add_argument("--skip-job", action="store_true", help="leave out part 1 (the two curate runs)")
     args = ap.parse_args(argv)
     pages = load_pages(args.eval_dir)
     hosts = Counter(page_url(item, name).split("/")[2].removeprefix("www.") for name, item, _ in pages)
@@ -140,6 +195,8 @@ def main(argv=None) -> None:
           f"{[(h, n) for h, n in hosts.most_common() if n > 1]}")
     workdir = args.workdir or tempfile.mkdtemp(prefix="bench_site_boilerplate_")
     try:
+        if args.skip_job:
+            raise _Skip
         write_warc(pages, os.path.join(workdir, "input", WARC_NAME))
         cpu = {False: 0.0, True: 0.0}
         for _ in range(args.rounds):
@@ -151,13 +208,29 @@ def main(argv=None) -> None:
               f"= {cpu[True] / cpu[False]:.3f} ({cpu[True]:.1f} s / {cpu[False]:.1f} s); "
               f"accounting ok in every run")
         print(f"stage counters (stage on): {stage_counters(os.path.join(workdir, 'run-on'))}")
+    except _Skip:
+        pass
     finally:
         if args.workdir is None:
             shutil.rmtree(workdir, ignore_errors=True)
 
-    texts = [normalize_text(extract_text(decode_html(data), "main_text") or "") for _, _, data in pages]
+    for kind in ("main_text", "all text (WET)"):
+        texts = [normalize_text((extract_text(decode_html(data), "main_text") if kind == "main_text"
+                                 else all_text(data)) or "") for _, _, data in pages]
+        rule_table(pages, texts, kind)
+    if args.warc:
+        crawl(args.warc)
+
+
+class _Skip(Exception):
+    pass
+
+
+def rule_table(pages, texts, kind: str) -> None:
+    from curation.site_boilerplate import SiteBoilerplateConfig
+
     shipped = SiteBoilerplateConfig(enabled=True)
-    print("\nThe stage's rule over every page's extracted text (all languages):")
+    print(f"\nThe stage's rule over every page's text ({kind}; all languages):")
     print("| setting | pages changed | lines removed | chars removed (share) | 'with' snippets lost "
           "(English pages) | 'without' snippets gone |")
     print("|---|---|---|---|---|---|")
