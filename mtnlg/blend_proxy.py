@@ -108,6 +108,13 @@ def run_proxy(job: dict, context: dict) -> dict:
     torch.manual_seed(job["seed"])
     trainer = Trainer.from_manifest(cfg, manifest_path)
     history = trainer.train()
+    s = cfg.schedule
+    if (trainer.step < s.train_steps if s.train_steps is not None
+            else trainer.consumed_tokens < s.train_tokens):
+        # the trainer ends early on SIGTERM (a killed search): such a proxy saw less data than
+        # the others, so it is not recorded and a rerun trains it again
+        raise RuntimeError(f"proxy {job['name']} stopped early, at step {trainer.step} "
+                           f"({trainer.consumed_tokens} tokens; SIGTERM?): not recorded")
     reference = load_manifest(context["reference_manifest"], verify_checksums=False)
     losses, tokens = per_source_valid_loss(trainer.model, reference, cfg.seq_length,
                                            context["valid_seed"], context["valid_samples"])
@@ -136,7 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     if ResultStore(spec["context"]["search_dir"]).load(job) is not None:
         print(f"{job.name}: already finished")
         return 0
-    record = run_and_record(run_proxy, spec["job"], spec["context"])
+    runner = run_proxy
+    if spec["context"].get("runner"):  # "module:function": the search's runner seam
+        import importlib
+
+        module, _, name = spec["context"]["runner"].partition(":")
+        runner = getattr(importlib.import_module(module), name)
+    record = run_and_record(runner, spec["job"], spec["context"])
     print(f"{job.name}: done in {record['seconds']:.1f}s")
     return 0
 

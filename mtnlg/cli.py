@@ -18,7 +18,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "stage": ("pipelines.runfolder.stage_run", "main", "copy a curated RUN from object storage to a local folder, verifying shard checksums"),
     "takedown": ("pipelines.runfolder.takedown", "main", "remove documents (ids or URLs) from a curated RUN, rewriting only the shards that held them"),
     "explain": ("mtnlg.commands.explain", "main", "one document's story in a curated RUN: source, every stage with scores and thresholds, why removed or where in the shards"),
-    "blend": ("mtnlg.commands.blend", "main", "join a blend spec with curated runs into a training manifest"),
+    "blend": ("mtnlg.commands.blend", "main", "join a blend spec with curated runs into a training manifest; `blend search`: weights chosen by proxy runs"),
     "train": ("training.launch", "main", "train the bundled GPT from a blend manifest (torchrun, dp x pp x tp)"),
     "eval": ("mtnlg.commands.eval", "main", "zero/one/few-shot accuracy of trainer checkpoints (LAMBADA, PiQA, HellaSwag, ...)"),
     "dashboard": ("mtnlg.dashboard", "main", "render a self-contained HTML dashboard of one or two runs"),

@@ -3,7 +3,7 @@
     # 16 tiny proxies of 24 steps on the sample, 2 at a time, then the proposal and the spec's
     # weights trained with the same budget (docs/blend-search.md)
     mtnlg blend search --spec demo --run demo_run/run --output demo_run/search \\
-        --split 90,10,0 --proxies 16 --steps 24 --jobs 2 --verify
+        --split 90,10,0 --proxies 16 --steps 24 --valid-samples 8 --jobs 2 --verify
     # on a cluster: one job per proxy through the scheduler, then the same command again to fit
     mtnlg blend search ... --launcher "srun --ntasks 1 --gpus-per-task 1"
     mtnlg blend search ... --launcher print      # only print the per-proxy commands
@@ -23,6 +23,10 @@ import sys
 import time
 
 log = logging.getLogger("mtnlg.blend_search")
+
+# Part of every proxy's key: bump it when what a proxy measures changes (mtnlg.blend_proxy),
+# so stored results of the old measurement are not mixed with new ones.
+MEASURE_VERSION = 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -127,13 +131,18 @@ def prepare(args: argparse.Namespace) -> dict:
     cfg_dict = cfg.to_dict()
     cfg_dict["logging"].pop("output_dir", None)
     eval_tasks = [detail.split(":")[0]] if kind == "eval" else []
-    task_data = dict(t.split("=", 1) for t in args.task_data if "=" in t)
+    task_data = {}
+    for item in args.task_data:
+        task, sep, path = item.partition("=")
+        if not (sep and task and path):
+            raise ConfigError(f"--task-data {item!r}: expected TASK=PATH")
+        task_data[task] = os.path.abspath(path)
     context = {"search_dir": out, "spec_path": spec_path, "runs": runs, "split": list(split),
                "train_config": os.path.abspath(cfg_path), "train_settings": settings,
                "reference_manifest": reference.path, "valid_samples": args.valid_samples,
                "valid_seed": cfg.seed, "eval_tasks": eval_tasks, "task_data": task_data}
     fingerprint = canonical_hash({
-        "sources": names, "split": list(split), "train": cfg_dict,
+        "measure": MEASURE_VERSION, "sources": names, "split": list(split), "train": cfg_dict,
         "shards": [[sh.bin_sha256, sh.idx_sha256] for sh in reference.shards],
         "valid_samples": args.valid_samples, "eval": eval_tasks,
         "task_data": {t: _file_hash(p) for t, p in task_data.items()}})
@@ -175,6 +184,8 @@ def execute(jobs: list, prep: dict, args: argparse.Namespace, runner=None) -> di
     from blending.search import ResultStore, run_jobs, write_json_atomic
 
     context = prep["context"]
+    if runner is not None:  # another trainer function (tests): launched proxies use it too
+        context = {**context, "runner": f"{runner.__module__}:{runner.__name__}"}
     for job in jobs:  # what each proxy runs, for a launcher or a look
         write_json_atomic(os.path.join(context["search_dir"], "jobs", f"{job.name}.json"),
                           {"job": job.to_json(), "context": context})
@@ -250,6 +261,11 @@ def main(argv: list[str] | None = None, runner=None) -> int:
         jobs = proxy_jobs(prep, args.proxies, args.seed, args.uniform_share)
         print(f"blend search {prep['spec'].name}: {len(jobs)} proxies, target {args.target}, "
               f"{args.jobs} at a time -> {prep['context']['search_dir']}", flush=True)
+        free = int((prep["space"].hi > prep["space"].lo).sum())
+        if len(jobs) <= free:
+            print(f"warning: {len(jobs)} proxies for {free} sources with free weights: even the "
+                  "one-parameter-per-source models are barely determined (docs/blend-search.md, "
+                  "'When to trust the result')", file=sys.stderr)
         records = execute(jobs, prep, args, runner)
         if records is None:
             return 0

@@ -4,6 +4,7 @@ bundled trainer (tiny proxies of two steps)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -86,3 +87,17 @@ def test_real_tiny_proxies(tmp_path, tiny_run):
         assert p["target"] == pytest.approx(np.mean(list(p["per_source"].values())))
     rec = json.loads((tmp_path / "search" / "proxies" / "p0001.json").read_text())
     assert rec["result"]["steps"] == 2 and rec["result"]["valid_tokens"]["beta"] == 2 * 16
+
+
+def test_a_launcher_runs_each_proxy_as_its_own_command(tmp_path, tiny_run):
+    from mtnlg.commands import blend_search
+
+    here = Path(__file__).resolve().parent
+    launcher = f"env PYTHONPATH={here}"  # a scheduler's prefix (srun ...) in real use
+    args = _args(tmp_path, tiny_run, "--proxies", "4", "--jobs", "2", "--launcher", launcher)
+    assert blend_search.main(args[1:], runner=fake_runner) == 0
+    search = tmp_path / "search"
+    assert sorted(calls({"search_dir": str(search)})) == [f"p{i:04d}" for i in range(4)]
+    job = json.loads((search / "jobs" / "p0003.json").read_text())
+    assert job["context"]["runner"] == "search_fakes:fake_runner"
+    assert len(json.loads((search / "results.json").read_text())["proxies"]) == 4
