@@ -51,6 +51,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -110,27 +111,34 @@ def copy_url(item: dict, name: str, k: int) -> str:
 
 @contextlib.contextmanager
 def identified_payload_type():
-    """``write_warc`` with ``WARC-Identified-Payload-Type: text/html`` on its response records, as
+    """``write_warc`` writing the same bytes every time (fixed WARC-Date, record ids from the URL), with ``WARC-Identified-Payload-Type: text/html`` on its response records, as
     Common Crawl writes them (its detected MIME type).  datatrove's WarcReader trusts that header
     and, without it, guesses from the bytes with libmagic, which calls ~9% of these real HTML
     pages application/javascript and drops them before extraction; ours reads the HTTP
     Content-Type either way."""
-    import warcio.warcwriter as ww
+    from warcio.warcwriter import WARCWriter
 
-    base = ww.WARCWriter
+    own = WARCWriter.__dict__.get("create_warc_record")  # None: inherited from BaseWARCWriter
+    create = WARCWriter.create_warc_record
 
-    class WithPayloadType(base):
-        def create_warc_record(self, uri, record_type, *args, **kwargs):
-            record = super().create_warc_record(uri, record_type, *args, **kwargs)
-            if record_type == "response":
-                record.rec_headers.add_header("WARC-Identified-Payload-Type", "text/html")
-            return record
+    def with_payload_type(self, uri, record_type, *args, **kwargs):
+        record = create(self, uri, record_type, *args, **kwargs)
+        # fixed date and a record id from the URL: the same bytes on every build
+        record.rec_headers.replace_header("WARC-Date", "2026-01-01T00:00:00Z")
+        rid = uuid.uuid5(uuid.NAMESPACE_URL, f"{record_type} {uri}")
+        record.rec_headers.replace_header("WARC-Record-ID", f"<urn:uuid:{rid}>")
+        if record_type == "response":
+            record.rec_headers.add_header("WARC-Identified-Payload-Type", "text/html")
+        return record
 
-    ww.WARCWriter = WithPayloadType
+    WARCWriter.create_warc_record = with_payload_type
     try:
         yield
     finally:
-        ww.WARCWriter = base
+        if own is None:
+            del WARCWriter.create_warc_record
+        else:
+            WARCWriter.create_warc_record = own
 
 
 def build_set(pages: list, records: int, dest: str, per_file: int, seed: int = 0) -> dict:
