@@ -21,7 +21,9 @@ The design (docs/extraction.md has the measurements behind each step):
    (``<time>``), image captions (credits, photo notes; unless captions hold most of the page's
    text: a gallery) and headings whose section kept nothing.  Paragraphs up to ``extend_levels``
    levels around it are kept too when they are substantial prose (``extend_min_value``): leads
-   and standfirsts often sit just outside the body container.
+   and standfirsts often sit just outside the body container; after the body's last paragraph
+   only blocks that continue it count (bios, newsletter boxes and "more from" follow articles),
+   and short linked calls at the very end are dropped (``curation.extraction.edges``).
 6. When the text kept is short (``declared_max_chars``) and the page declares its article in
    schema.org JSON-LD (``articleBody``) at ``declared_ratio`` times that length, the declared
    body follows the text (the headline and teaser the DOM shows come first): paywalled and
