@@ -50,7 +50,8 @@ class SiteBoilerplateConfig:
         if self.host_documents < 1:
             raise ValueError(f"host_documents: must be >= 1, got {self.host_documents}")
         if self.corpus_documents < 0:
-            raise ValueError(f"corpus_documents: must be >= 0 (0: off), got {self.corpus_documents}")
+            raise ValueError(f"corpus_documents: must be >= 0 (0: off), "
+                             f"got {self.corpus_documents}")
         if self.min_line_chars < 1:
             raise ValueError(f"min_line_chars: must be >= 1, got {self.min_line_chars}")
 

@@ -1,4 +1,4 @@
-"""The optional site-boilerplate stage (``site_boilerplate:`` in the config; ``curation.site_boilerplate``).
+"""The optional site-boilerplate stage (``site_boilerplate:``; ``curation.site_boilerplate``).
 
 ``docs | SiteBoilerplate(cfg, out_dir)`` -> ``{"kept": docs, "removed": Removal}``, in the read
 stage between language id and the heuristic filters.  Three shuffles, none holding more than one
@@ -9,14 +9,16 @@ key's records on a worker:
    the documents per key and keeps the keys above their threshold;
 2. a ``CoGroupByKey`` of those counts with the line records turns each condemned key into
    ``(doc_id, line_hash)`` for the documents holding it;
-3. a ``CoGroupByKey`` by document id joins every document (all of them, so nothing needs a
-   Flatten afterwards) with its condemned hashes, and the lines are removed.
+3. a ``CoGroupByKey`` by document id joins every document with a host with its condemned
+   hashes, and the lines are removed.
 
-No side input and no table of all hashes anywhere.  The documents themselves cross shuffle 3,
+No side input and no table of all hashes anywhere.  The documents with a URL cross shuffle 3,
 which the other read-stage filters avoid: the price of a cross-document decision made before the
 heuristics (the alternative, writing parts and rewriting them as the dedup stage does, reads and
-writes every document twice).  A document left empty is removed (``empty_after_boilerplate``).
-Counters ``site_boilerplate/<source>/kept|removed|skipped``, ``.../lines_removed`` and
+writes every document twice).  Documents without a URL (books, papers, code: most of the
+bytes of a Pile-like corpus) bypass the shuffles and rejoin the judged ones in a Flatten.  A
+document left empty is removed (``empty_after_boilerplate``).  Counters
+``site_boilerplate/<source>/kept|removed|skipped``, ``.../lines_removed`` and
 ``.../chars_removed``; per-document ``boilerplate_chars`` (stats column); per source and host
 the documents changed, lines and characters removed (``stats/site_boilerplate.parquet``, the
 ``TOP_HOSTS`` hosts with most characters removed per source, and one ``*`` row per source with
@@ -46,9 +48,24 @@ SCHEMA = pa.schema([("source", pa.string()), ("host", pa.string()), ("documents"
 TABLE = "site_boilerplate.parquet"
 
 
+UNJUDGED = "unjudged"
+
+
+class _SplitFn(beam.DoFn):
+    """Documents with a host (main) apart from those without (``unjudged``: not a site's page,
+    passed on unchanged and counted ``skipped``)."""
+
+    @timed(STAGE)
+    def process(self, doc: Document):
+        if host_of(doc.url) is None:
+            count(STAGE, doc.source, "skipped")
+            yield beam.pvalue.TaggedOutput(UNJUDGED, doc)
+        else:
+            yield doc
+
+
 class _LineRecordsFn(beam.DoFn):
-    """A document -> ``((host, hash), doc_id)`` per distinct line (and the corpus-wide key);
-    a document without a URL (books, papers, code) is not a site's page and offers nothing."""
+    """A document -> ``((host, hash), doc_id)`` per distinct line (and the corpus-wide key)."""
 
     def __init__(self, cfg: SiteBoilerplateConfig) -> None:
         self.cfg = cfg
@@ -56,8 +73,6 @@ class _LineRecordsFn(beam.DoFn):
     @timed(STAGE)
     def process(self, doc: Document):
         host = host_of(doc.url)
-        if host is None:
-            return
         corpus = self.cfg.corpus_documents > 0
         for h in line_hashes(doc.text, self.cfg.min_line_chars):
             yield (host, h), doc.id
@@ -87,10 +102,6 @@ class _ApplyFn(beam.DoFn):
         drop = frozenset(got["drop"])
         for doc in got["doc"]:  # one per id (ids are unique by construction)
             host = host_of(doc.url)
-            if host is None:
-                count(STAGE, doc.source, "skipped")
-                yield doc
-                continue
             cleaned = remove_lines(doc.text, drop, self.cfg.min_line_chars)
             if cleaned.lines_removed:
                 count(STAGE, doc.source, "lines_removed", n=cleaned.lines_removed)
@@ -131,6 +142,8 @@ class SiteBoilerplate(beam.PTransform):
 
     def expand(self, docs):
         cfg = self.cfg
+        split = docs | "WithHost" >> beam.ParDo(_SplitFn()).with_outputs(UNJUDGED, main="judged")
+        docs = split.judged
         lines = docs | "LineRecords" >> beam.ParDo(_LineRecordsFn(cfg))
         counts = (lines
                   | "One" >> beam.Map(lambda kv: (kv[0], 1))
@@ -156,4 +169,5 @@ class SiteBoilerplate(beam.PTransform):
              | "TableParts" >> beam.Flatten()
              | "TableRows" >> beam.FlatMap(_table_rows)
              | "Table" >> WriteSmallTable(join(self.out_dir, "stats", TABLE), SCHEMA))
-        return {"kept": out.kept, "removed": out[REMOVED]}
+        kept = (out.kept, split[UNJUDGED]) | "WithUnjudged" >> beam.Flatten()
+        return {"kept": kept, "removed": out[REMOVED]}
