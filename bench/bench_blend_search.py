@@ -42,7 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--verify-seeds", type=int, default=2)
     p.add_argument("--target", default="mean")
+    p.add_argument("--report-only", metavar="SEARCH",
+                   help="only print the figures of a finished search folder")
     args = p.parse_args(argv)
+    if args.report_only:
+        with open(os.path.join(args.report_only, "results.json")) as f:
+            report(json.load(f), None, None, args.report_only)
+        return 0
     work = args.workdir or tempfile.mkdtemp(prefix="bench-blend-search-")
     t0 = time.perf_counter()
     run = args.run
@@ -74,6 +80,10 @@ def report(res: dict, t_curate: float, t_search: float, search: str) -> None:
           f"steps each; fit {fit['kind']}; held-out Spearman "
           f"{fit['held_out_spearman']:.3f} over {fit['n_held_out']} held-out proxies "
           f"({fit['held_out_kind']}, fitted on the others)")
+    if fit.get("cv_spearman"):
+        print("5-fold out-of-fold Spearman over all proxies (auto's model choice, so "
+              "optimistic): " + ", ".join(f"{k} {v:.3f}" for k, v in fit["cv_spearman"].items()
+                                          if v is not None))
     print(f"{'seed':>6}{'spec':>10}{'proposal':>10}{'diff':>10}")
     for v in checks:
         print(f"{v['seed']:>6}{v['spec']:>10.4f}{v['proposal']:>10.4f}"
@@ -94,9 +104,10 @@ def report(res: dict, t_curate: float, t_search: float, search: str) -> None:
             if a is not None and b is not None:
                 line += f"{a:>9.4f} -> {b:.4f} ({b - a:+.4f})"
         print(line)
-    print(f"\nwall clock (shared VM, orientation only): curate {t_curate:.0f}s, search "
-          f"{t_search:.0f}s; proxy runs {res['proxy_seconds']:.0f}s summed over "
-          f"{res['settings']['jobs']} jobs")
+    if t_search is not None:
+        print(f"\nwall clock (shared VM, orientation only): curate {t_curate:.0f}s, search "
+              f"{t_search:.0f}s; proxy runs {res['proxy_seconds']:.0f}s summed over "
+              f"{res['settings']['jobs']} jobs")
     print(f"report: {os.path.join(search, 'report.html')}")
 
 

@@ -74,6 +74,10 @@ def conclude(prep: dict, jobs, records, args, execute) -> int:
                            "to fit (is the valid split empty for that source?)")
     W = np.array([r["weights"] for r in usable])
     y = np.array([r["target"] for r in usable])
+    if np.ptp(y) == 0:
+        raise RuntimeError(f"every proxy measured {args.target} = {y[0]:g}: nothing to fit (an "
+                           "eval task's accuracy is often at chance at proxy scale; try "
+                           "eval:TASK:ppl or a loss target)")
     held = held_out_spearman(W, y, args.holdout, args.model, args.seed)
     for i, p in zip(held["held_out"], held["predicted"]):
         usable[i]["held_out"], usable[i]["predicted"] = True, p
@@ -132,7 +136,9 @@ def _print_summary(results: dict, space, report) -> None:
     print(weights_table(results["sources"], {"spec": results["spec_weights"],
                                              "proposal": prop["weights"]}, space.hi))
     print(f"fit: {fit['kind']} on {fit['n_fit']} proxies; held-out Spearman "
-          f"{_f(fit['held_out_spearman'])} over {fit['n_held_out']} held-out proxies")
+          f"{_f(fit['held_out_spearman'])} over {fit['n_held_out']} held-out proxies"
+          + (f"; out-of-fold Spearman over all {fit['n_fit']}: "
+             f"{_f(fit['cv_spearman'].get(fit['kind']))}" if fit["cv_spearman"] else ""))
     print(f"predicted {results['target']}: spec {prop['spec_predicted']:.4f}, proposal "
           f"{prop['predicted']:.4f} (nearest proxy at L1 {prop['nearest_proxy_l1']:.3f})")
     for v in results["verification"]:

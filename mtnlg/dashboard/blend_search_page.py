@@ -96,7 +96,10 @@ def _summary(r: dict) -> str:
              f"{len(r['proxies'])} runs over {len(r['sources'])} sources",
              f"fit <b>{esc(fit['kind'])}</b> on {fit['n_fit']} proxies; held-out Spearman "
              f"<b>{esc(_num(fit['held_out_spearman'], 3))}</b> over {fit['n_held_out']} "
-             f"proxies the fit did not see ({esc(fit['held_out_kind'] or '–')})",
+             f"proxies the fit did not see ({esc(fit['held_out_kind'] or '–')})"
+             + (f"; 5-fold out-of-fold Spearman over all proxies (how <i>auto</i> chose the "
+                f"model, so optimistic): {esc(_num(fit['cv_spearman'].get(fit['kind']), 3))}"
+                if fit.get("cv_spearman") else ""),
              f"predicted: spec {esc(_num(prop['spec_predicted']))}, proposal "
              f"{esc(_num(prop['predicted']))}; the proposal's nearest proxy is at L1 distance "
              f"{esc(_num(prop['nearest_proxy_l1'], 3))}"]
