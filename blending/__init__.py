@@ -8,7 +8,9 @@
 - ``blending.blend_index``: the greedy blend index, exact and vectorized (parallel in time)
 - ``blending.sample_index``: one source's document/sample/shuffle indices from lengths alone
 - ``blending.index_cache``: indices cached on disk by input hash, memory-mapped on reuse
-- ``mtnlg.commands.blend``: ``mtnlg blend``
+- ``blending.mixture_space`` / ``mixture_fit`` / ``search`` / ``search_outputs``: the pure parts
+  of ``mtnlg blend search`` (feasible mixtures, the fitted model, proxy results, specs written)
+- ``mtnlg.commands.blend``: ``mtnlg blend`` (``search``: ``mtnlg.commands.blend_search``)
 
 Nothing is imported here so ``import blending.spec`` stays cheap.
 """

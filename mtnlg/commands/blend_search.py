@@ -59,7 +59,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "default), source:NAME, or eval:TASK[:METRIC] (acc, acc_norm, ppl)")
     p.add_argument("--task-data", action="append", default=[], metavar="TASK=PATH",
                    help="eval task file for an eval: target (default: the bundled sample)")
-    p.add_argument("--model", default="auto", help="auto, linear, loglinear, quadratic, gbm")
+    p.add_argument("--model", default="auto",
+                   choices=("auto", "linear", "loglinear", "quadratic", "gbm"),
+                   help="the mixture model (default: auto, chosen by cross-validation)")
     p.add_argument("--holdout", type=float, default=0.25,
                    help="share of proxies held out to measure the fit's rank correlation")
     p.add_argument("--valid-samples", type=int, default=32,
@@ -110,7 +112,8 @@ def prepare(args: argparse.Namespace) -> dict:
     for flag, ok in (("--proxies", args.proxies >= 2), ("--jobs", args.jobs >= 1),
                      ("--valid-samples", args.valid_samples >= 1),
                      ("--verify-seeds", args.verify_seeds >= 1),
-                     ("--uniform-share", 0 <= args.uniform_share <= 1)):
+                     ("--uniform-share", 0 <= args.uniform_share <= 1),
+                     ("--holdout", 0 <= args.holdout < 1)):
         if not ok:
             raise ConfigError(f"{flag}: out of range")
     runs = [os.path.abspath(r) for r in args.run]
@@ -189,10 +192,7 @@ def execute(jobs: list, prep: dict, args: argparse.Namespace, runner=None) -> di
     for job in jobs:  # what each proxy runs, for a launcher or a look
         write_json_atomic(os.path.join(context["search_dir"], "jobs", f"{job.name}.json"),
                           {"job": job.to_json(), "context": context})
-    done = [0]
-
     def progress(record: dict) -> None:
-        done[0] += 1
         print(f"  {record['name']}: finished in {record['seconds']:.1f}s", flush=True)
 
     if args.launcher is None:
