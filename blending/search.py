@@ -167,11 +167,17 @@ def run_jobs(jobs: list[ProxyJob], runner: Runner, context: dict, n_jobs: int = 
                                                 initargs=(threads,)) as pool:
         futures = {pool.submit(run_and_record, runner, job.to_json(), context): job
                    for job in pending}
-        for fut in concurrent.futures.as_completed(futures):
-            record = fut.result()  # a failed proxy ends the search; finished ones stay stored
-            records[record["name"]] = record
-            if on_done:
-                on_done(record)
+        try:
+            for fut in concurrent.futures.as_completed(futures):
+                record = fut.result()  # a failed proxy ends the search
+                records[record["name"]] = record
+                if on_done:
+                    on_done(record)
+        except BaseException:
+            # the running proxies finish and store themselves; those not started are dropped
+            for fut in futures:
+                fut.cancel()
+            raise
     return records
 
 

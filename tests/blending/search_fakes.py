@@ -4,7 +4,8 @@
 Its "validation loss" per source is a known function of the mixture, so tests can check what
 the search proposes; every call appends the job's name to ``context["calls_log"]`` (default SEARCH/calls.log) so tests
 count trainings; ``context["kill_at"] = k`` SIGKILLs the process when the k-th call (1-based,
-counted in the log) starts, as a killed search would be.
+counted in the log) starts, as a killed search would be; ``context["fail"] = NAME`` makes that
+proxy raise.
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ def fake_runner(job: dict, context: dict) -> dict:
         calls = len(f.read().split())
     if context.get("kill_at") and calls >= context["kill_at"]:
         os.kill(os.getpid(), signal.SIGKILL)
+    if job["name"] == context.get("fail"):
+        raise RuntimeError(f"{job['name']}: the trainer failed")
     return {"per_source": fake_losses(_names(context), job["weights"])}
 
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from blending.search import ResultStore, make_job, run_jobs
 from search_fakes import calls, fake_losses, fake_runner
@@ -69,9 +70,17 @@ def test_a_changed_search_or_a_damaged_result_is_trained_again(tmp_path):
 
 
 def test_jobs_run_in_parallel_worker_processes(tmp_path):
-    ctx = _context(tmp_path)
+    ctx = _context(tmp_path, fail="p0002")
     jobs = _jobs(n=4)
+    # a failing proxy ends the search with its error; the others that ran are stored
+    with pytest.raises(RuntimeError, match="p0002: the trainer failed"):
+        run_jobs(jobs, fake_runner, ctx, n_jobs=2)
+    store = ResultStore(ctx["search_dir"])
+    assert store.load(jobs[2]) is None
+    ran = set(calls(ctx))
+    ctx.pop("fail")
     records = run_jobs(jobs, fake_runner, ctx, n_jobs=2)
-    assert sorted(calls(ctx)) == [j.name for j in jobs]
     assert {r["name"] for r in records.values()} == {j.name for j in jobs}
-    assert all(os.path.isfile(ResultStore(ctx["search_dir"]).path(j.name)) for j in jobs)
+    # the second run trained exactly those without a stored result
+    assert sorted(calls(ctx)[len(ran):]) == sorted({"p0002"} | {j.name for j in jobs} - ran)
+    assert all(os.path.isfile(store.path(j.name)) for j in jobs)
