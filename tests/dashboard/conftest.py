@@ -167,6 +167,12 @@ def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 1
             [{"task": task, "source": src, "action": action, "documents": rng.randint(1, 9)}
              for task in ("lambada", "piqa", PLANTED) for src in SOURCES[:2] for action in ("removed", "split")]),
             run / "stats" / "contamination.parquet")
+        meta["config"]["site_boilerplate"] = {"enabled": True, "host_documents": 3, "corpus_documents": 0}
+        pq.write_table(pa.Table.from_pylist(
+            [{"source": src, "host": host, "documents": 10, "documents_changed": changed,
+              "lines_removed": 3 * changed, "chars_removed": 40 * changed}
+             for src in SOURCES[:2] for host, changed in (("*", 6), (f"{src}.example", 4), ("b.example", 2))]),
+            run / "stats" / "site_boilerplate.parquet")
     (run / "run.json").write_text(json.dumps(meta, indent=2))
     return run
 

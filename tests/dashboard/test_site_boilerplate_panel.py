@@ -34,6 +34,10 @@ def test_panel_shows_characters_removed_per_source_and_host(tmp_path, fake_run):
 
 
 def test_panel_says_when_the_stage_was_off_or_the_table_is_missing(tmp_path, fake_run):
+    meta = json.loads((fake_run / "run.json").read_text())
+    del meta["config"]["site_boilerplate"]
+    (fake_run / "run.json").write_text(json.dumps(meta))
+    (fake_run / "stats" / TABLE).unlink()
     text = _section(build_dashboard([fake_run], tmp_path / "d.html").read_text(encoding="utf-8"))
     assert "Site-boilerplate counts (stats/site_boilerplate.parquet)" in text  # a run before the stage
     meta = json.loads((fake_run / "run.json").read_text())
