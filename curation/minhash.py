@@ -356,6 +356,13 @@ def text_features(texts: list[str], n: int = 5, kind: ShingleKind = "word", num_
             j = max(int(np.searchsorted(ends, first[docs[i]] + _CHUNK, side="right")), i + 1)
             group = docs[i:j]
             lo, hi = first[group[0]], ends[j - 1]
+            if hi - lo > _CHUNK:  # one long text: block by block, or (num_perm x its shingles)
+                d = int(group[0])  # would be held at once (1.4 GB for a 10 MB page)
+                if valid[d]:
+                    out[d] = (signature_from_hashes(hashes[lo:hi], num_perm, seed, scheme),
+                              np.unique(hashes[lo:hi]) if with_sets else None)
+                i = j
+                continue
             # (num_perm, shingles): contiguous rows, so reduceat along them is vectorized
             p = np.multiply.outer(a, hv_all[lo:hi])
             p += b[:, None]
