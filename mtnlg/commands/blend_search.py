@@ -3,7 +3,8 @@
     # 16 tiny proxies of 24 steps on the sample, 2 at a time, then the proposal and the spec's
     # weights trained with the same budget (docs/blend-search.md)
     mtnlg blend search --spec demo --run demo_run/run --output demo_run/search \\
-        --split 90,10,0 --proxies 16 --steps 24 --valid-samples 8 --jobs 2 --verify
+        --split 90,10,0 --proxies 16 --steps 24 --valid-samples 8 \\
+        --set schedule.micro_batch_size=1 --jobs 2 --verify
     # on a cluster: one job per proxy through the scheduler, then the same command again to fit
     mtnlg blend search ... --launcher "srun --ntasks 1 --gpus-per-task 1"
     mtnlg blend search ... --launcher print      # only print the per-proxy commands
