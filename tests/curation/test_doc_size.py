@@ -109,3 +109,12 @@ def test_ipv6_windows_on_long_texts_and_run_edges():
                        for _ in range(rng.randint(1, 40)))
         whole = [m.span() for m in pii._IPV6_RE.finditer(text)]
         assert [m.span() for m in pii._ipv6_candidates(text)] == whole, text
+
+
+def test_word_spans_of_the_wanted_words_are_those_of_all_words():
+    from curation.decontamination import _WORD_RE, _word_spans
+
+    text = "It\u2019s a test: don't split words, ünïcode wörds and 42 numbers here " * 20
+    every = [m.span() for m in _WORD_RE.finditer(text)]
+    for wanted in ({0}, {len(every) - 1}, {3, 4, 5, 90, 91}, set(range(0, len(every), 7))):
+        assert _word_spans(text, wanted) == {k: every[k] for k in wanted}
