@@ -22,6 +22,11 @@ DEFAULT_DOCS = 800
 MIN_DOCS = 100  # every planted category needs room
 PII_SHARE = 0.3
 """Share of the clean RealNews articles that end with a contact line (e-mail, phone, IP)."""
+SITE_NOTE_DOMAIN = "citybeat.example.com"
+SITE_NOTE = ("City Beat is published by the City Beat Media Cooperative; "
+             "letters to the editor may be edited for length.")
+"""A site's standing notice at the end of its clean RealNews articles: the same line on every
+page of one host, which the ``site_boilerplate`` stage (on in the demo config) removes."""
 FORMAT_VERSION = 1
 UNATTRIBUTED_PILE = "pile"  # bucket for Pile lines whose subset cannot be read (malformed)
 SNAPSHOT_START = {"cc_2020_50": datetime(2020, 11, 23, 15, 0, 0), "cc_2021_04": datetime(2021, 1, 15, 9, 0, 0)}
@@ -41,6 +46,7 @@ class _Writer:
         self.seed = seed
         self.malformed: list[dict[str, Any]] = []
         self.pii: list[dict[str, Any]] = []
+        self.site_notes: list[PlannedDoc] = []
 
     def rng(self, name: str) -> random.Random:
         return random.Random(f"{self.seed}/{name}")
@@ -96,6 +102,9 @@ class _Writer:
                                     "bad_json", "realnews")
                 d.id = f"realnews/realnews/{name}:{len(lines)}"
                 domain = rng.choice(["dailyledger.example.com", "northwind-times.example.com", "citybeat.example.com"])
+                if d.category == "clean" and domain == SITE_NOTE_DOMAIN:  # no rng: other bytes unchanged
+                    d.text += "\n\n" + SITE_NOTE
+                    self.site_notes.append(d)
                 month, day, year = rng.randint(1, 12), rng.randint(1, 28), rng.randint(2016, 2019)
                 rec = {"title": d.title, "text": d.text, "summary": None,
                        "authors": rng.sample(["Jane Smith", "Omar Haddad", "Li Wei", "Ana Costa"], rng.randint(0, 2)),
@@ -183,6 +192,8 @@ def _ground_truth(plan: Plan, w: _Writer, docs: int, seed: int, tasks: dict) -> 
         "malformed": w.malformed,
         "clean": [d.id for d in cat("clean")],
         "pii": [{"id": p["doc"].id, "kinds": p["kinds"]} for p in w.pii],
+        "site_boilerplate": {"host": SITE_NOTE_DOMAIN, "line": SITE_NOTE,
+                             "documents": [d.id for d in w.site_notes]},
         "primary": dict(sorted(primary.items())),
     }
 

@@ -21,8 +21,8 @@ document left empty is removed (``empty_after_boilerplate``).  Counters
 ``site_boilerplate/<source>/kept|removed|skipped``, ``.../lines_removed`` and
 ``.../chars_removed``; per-document ``boilerplate_chars`` (stats column); per source and host
 the documents changed, lines and characters removed (``stats/site_boilerplate.parquet``, the
-``TOP_HOSTS`` hosts with most characters removed per source, and one ``*`` row per source with
-its totals).
+``TOP_HOSTS`` hosts with most characters removed per source, hosts with none left out, and one
+``*`` row per source with its totals over all its hosts).
 """
 from __future__ import annotations
 
@@ -162,6 +162,7 @@ class SiteBoilerplate(beam.PTransform):
                   | "SourceTotals" >> beam.CombinePerKey(_sum4)
                   | "TotalRows" >> beam.Map(lambda kv: (kv[0], [(ALL_HOSTS, kv[1])])))
         top = (per_host
+               | "Changed" >> beam.Filter(lambda kv: kv[1][3] > 0)  # the * row counts the others
                | "HostBySource" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
                | "TopHosts" >> beam.combiners.Top.PerKey(
                    TOP_HOSTS, key=lambda hs: (hs[1][3], hs[1][2], hs[0])))
