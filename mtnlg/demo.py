@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 
-
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="mtnlg demo", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -120,15 +119,15 @@ def main(argv: list[str] | None = None) -> int:
 
 def _explain_one(run: Path) -> None:
     """`mtnlg explain` of the first document fuzzy dedup removed (any removed one otherwise)."""
-    import pandas as pd
+    import pyarrow.parquet as pq  # in the base install (pandas comes with no option the demo needs)
 
     from mtnlg.commands import explain as explain_cli
 
-    rows = pd.read_parquet(run / "stats" / "documents", columns=["id", "outcome", "stage"])
-    pick = rows[rows.stage == "fuzzy_dedup"]
-    pick = pick if len(pick) else rows[rows.outcome == "removed"]
-    if len(pick):
-        _check(explain_cli.main(["--run", str(run), str(pick.id.sort_values().iloc[0])]), "explain")
+    rows = pq.read_table(run / "stats" / "documents", columns=["id", "outcome", "stage"]).to_pylist()
+    pick = [r["id"] for r in rows if r["stage"] == "fuzzy_dedup"]
+    pick = pick or [r["id"] for r in rows if r["outcome"] == "removed"]
+    if pick:
+        _check(explain_cli.main(["--run", str(run), min(pick)]), "explain")
 
 
 def _pii_lines(run: Path) -> list[str]:

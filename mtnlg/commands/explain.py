@@ -34,6 +34,10 @@ def _stream(args) -> dict | None:
     if not args.manifest:
         return None
     if args.train_config:
+        from infra.extras import missing_extra
+
+        if missing := missing_extra("torch", "train"):  # a training config's model needs torch
+            raise ExplainError(f"--train-config: {missing}; or give --seq-length and --samples")
         from infra.resources import config_path
         from training.config import TrainConfig
         from training.schedule import batch_sizes

@@ -25,9 +25,9 @@ passes through the driver and stays there until its consumer runs: ~200 bytes pe
 the bucket's writer held them all as Python objects, ~1.5 KB each): each writer collects the
 entries of the file it writes (``id_index_spool.EntrySpool``) and, when it closes the file,
 writes them sorted by hash to ``<out>/_tmp/id_index/<token>.arrow`` (deleted at commit); only
-that file's descriptor goes on.  ``WriteIdIndex`` then writes bucket ``b`` on one worker from the ``b``-th hash range of
-every spool file (a binary search in each: the spools are sorted), so a worker holds one
-bucket's entries, as Arrow columns.
+that file's descriptor goes on.  ``WriteIdIndex`` then writes bucket ``b`` on one worker from
+the ``b``-th hash range of every spool file (a binary search in each: the spools are sorted),
+so a worker holds one bucket's entries, as Arrow columns.
 """
 from __future__ import annotations
 

@@ -76,7 +76,13 @@ def _read_file(path: str) -> list[dict]:
 
 
 def _read_split(path: str, split: str | None) -> list[dict] | None:
-    from datasets import DatasetDict, load_from_disk
+    try:
+        from datasets import DatasetDict, load_from_disk
+    except ImportError:  # in [hf] only: JSONL/Parquet task files need nothing (curation.eval_tasks)
+        from infra.extras import pip_install
+
+        raise ValueError(f"{path}: a datasets.save_to_disk folder needs Hugging Face datasets "
+                         f"({pip_install('hf')}), or export the task to JSONL/Parquet") from None
 
     ds = load_from_disk(path)
     if isinstance(ds, DatasetDict):
