@@ -14,11 +14,7 @@ import ipaddress
 import os
 import shutil
 import socket
-import subprocess
-import sys
 import tempfile
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -209,36 +205,3 @@ def _check_loadgroup(session) -> None:
     if lost:
         raise pytest.UsageError(
             f"--dist loadgroup: {len(lost)} grouped test(s) lost their group suffix (e.g. {lost[0]})")
-
-
-# --- `mtnlg demo`, once per session --------------------------------------------------------
-@dataclass
-class DemoRun:
-    """One `mtnlg demo` of the embedded sample, from the checkout (tests/test_demo.py checks it
-    end to end; tests/cluster/test_worker_pool.py compares the installed wheel's run on an
-    EXTERNAL worker pool, inputs on S3, with its curated RUN)."""
-
-    work: Path  # --workdir: sample/, quality/model.bin, run/, manifest.json, train/, ...
-    returncode: int
-    stdout: str
-    stderr: str
-    steps: int
-
-
-# The loss has fallen after 4 steps (measured 10.99 -> 10.58; lr warms up over steps 1-3).
-DEMO_STEPS = 4
-
-
-@pytest.fixture(scope="session")
-def demo(tmp_path_factory) -> DemoRun:
-    work = tmp_path_factory.mktemp("demo") / "demo"
-    # One Beam worker: curate runs in memory (16 s of CPU where 2 worker processes take 27 s,
-    # bench/bench_local_running_mode.py); worker processes are test_curate's and the cluster
-    # tests'. One training process: `mtnlg train` then runs in the demo's own process (no
-    # elastic agent, no forkserver: ~10 s of CPU less); the launcher's ranks are
-    # test_elastic_launch's, and `make demo` itself trains with the default 2.
-    proc = subprocess.run(
-        [sys.executable, "-m", "mtnlg.cli", "demo", "--workdir", str(work), "--steps", str(DEMO_STEPS),
-         "--workers", "1", "--nproc", "1", "--progress-every", "1"],
-        capture_output=True, text=True, timeout=1200)
-    return DemoRun(work, proc.returncode, proc.stdout, proc.stderr, DEMO_STEPS)

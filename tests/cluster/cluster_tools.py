@@ -3,11 +3,13 @@
 Cluster-shaped tests: the project as its users run it, an INSTALLED package, no checkout.
 
 One session builds the sdist (as Beam's ``--setup_file`` does: ``python setup.py sdist``) and
-the wheel, installs the wheel with the base dependencies (+ ``[aws]``: Beam's S3 filesystem)
-into a fresh virtualenv in a temporary folder, and runs every command from that venv with a
-clean environment (no PYTHONPATH, cwd outside the checkout) inside a mount namespace where the
-checkout is an empty folder (``unshare -m`` + a bind mount): a worker that needed a file of the
-source tree would fail here.
+the wheel, installs the wheel into two fresh virtualenvs in a temporary folder: with the base
+dependencies + ``[aws]`` (Beam's S3 filesystem: a curation worker), and with exactly the options
+README.md's "Installing the package" section installs before its ``mtnlg demo`` line (``[train]``:
+the demo, issue 45), and runs every command from one of them with a clean environment (no
+PYTHONPATH, cwd outside the checkout) inside a mount namespace where the checkout is an empty
+folder (``unshare -m`` + a bind mount): a worker that needed a file of the source tree, or a
+command that needed a module its install option does not bring, would fail here.
 
 Dependencies are installed at the locked versions by uv, as `make venv` installs them, from
 uv's cache (a few seconds).  Every service (moto, Beam's job service and
@@ -23,6 +25,7 @@ import signal
 import socket
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass
@@ -124,6 +127,7 @@ class Installed:
     sdist: Path
     hide: Path  # an empty folder bind-mounted over the checkout
     home: Path
+    pycache: Path  # its bytecode (seed_bytecode)
 
     @property
     def bin(self) -> Path:
@@ -132,7 +136,11 @@ class Installed:
     def env(self, **extra: str) -> dict[str, str]:
         env = {"PATH": f"{self.bin}:/usr/local/bin:/usr/bin:/bin", "HOME": str(self.home),
                "LANG": "C.UTF-8", "MTNLG_STAGING_DIR": str(self.home / "staging"),
+               "PYTHONPYCACHEPREFIX": str(self.pycache),
                "TMPDIR": tempfile.gettempdir()}  # the suite's own (tests/conftest.py)
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # tests/conftest.py
+            if var in os.environ:
+                env[var] = os.environ[var]
         env.update(extra)
         return env
 
@@ -171,11 +179,24 @@ def _build_dist(out: Path) -> tuple[Path, Path]:
 LOCK = REPO / "requirements" / "lock.txt"  # the tested versions, as `make venv` installs them
 
 
-def make_venv(venv: Path, wheel: Path) -> None:
-    """A fresh virtualenv at ``venv`` (with pip, for `pip list`) holding the wheel with [EXTRAS]
-    at the locked versions, made by the uv `make venv` installed beside this Python, from the
-    sources pip is configured with (uv's cache holds what `make venv` fetched: the same locked
-    versions install without downloads)."""
+def readme_demo_options() -> str:
+    """The install options of the README's install line for the demo: the last ``pip install``
+    with the lock before ``mtnlg demo`` in its "Installing the package" section (``train``)."""
+    section = (REPO / "README.md").read_text().split("## Installing the package", 1)[1]
+    before_demo = section.split("\nmtnlg demo", 1)[0]
+    lines = [line for line in before_demo.splitlines()
+             if line.startswith("pip install") and f"-c {LOCK.relative_to(REPO)}" in line]
+    assert lines, "README.md: no `pip install -c requirements/lock.txt` line before `mtnlg demo`"
+    found = re.search(r"\.whl\[([\w,]+)\]", lines[-1])
+    assert found, lines[-1]
+    return found.group(1)
+
+
+def make_venv(venv: Path, wheel: Path, extras: str) -> None:
+    """A fresh virtualenv at ``venv`` (with pip, for `pip list`) holding the wheel with
+    [``extras``] at the locked versions, made by the uv `make venv` installed beside this
+    Python, from the sources pip is configured with (uv's cache holds what `make venv` fetched:
+    the same locked versions install without downloads)."""
     uv = Path(sys.executable).with_name("uv")
     if not uv.exists():
         raise RuntimeError(f"{uv} is missing: `make venv` installs uv (the Makefile's UV_VERSION)")
@@ -183,6 +204,23 @@ def make_venv(venv: Path, wheel: Path) -> None:
                              check=True, capture_output=True, text=True).stdout.split()
     for argv in (["venv", "--seed", "--python", sys.executable, str(venv)],
                  ["pip", "install", "--python", str(venv / "bin" / "python"), "-c", str(LOCK),
-                  f"{wheel}[{EXTRAS}]"]):
+                  f"{wheel}[{extras}]"]):
         subprocess.run([str(uv), *argv, "-q", *sources], check=True, capture_output=True,
                        timeout=900)
+
+
+def seed_bytecode(venv: Path, pycache: Path) -> None:
+    """Bytecode for the venv's dependencies at ``pycache`` (its PYTHONPYCACHEPREFIX), linked
+    from the checkout venv's (the Makefile's .venv/pycache): uv installs both venvs' files as
+    hard links of its cache, so a dependency's source has the same mtime and size in both and
+    the compiled file is valid for both (Python checks exactly those two, and recompiles
+    where they differ).  Without it the installed demo compiled torch and Beam first: 34 s of
+    CPU where it takes 21 s with bytecode (2-core VM).  The wheel's own modules compile as a
+    user's would; no file of the checkout is read by the venv's processes."""
+    ours = Path(sysconfig.get_paths()["purelib"])
+    source = Path(sys.pycache_prefix or "/nonexistent") / ours.relative_to(ours.anchor)
+    theirs = next((venv / "lib").glob("python3*/site-packages"))
+    target = pycache / theirs.relative_to(theirs.anchor)
+    if source.is_dir():  # no .venv/pycache (PYTHONPYCACHEPREFIX unset): they compile
+        target.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["cp", "-al", str(source), str(target)], check=True)

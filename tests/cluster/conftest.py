@@ -1,8 +1,9 @@
 """Fixtures of the cluster-shaped tests: the installed package (see cluster_tools.py), the sample
-corpus it writes, a moto S3 server, and one curate run of the sample on Beam's job service with
-an EXTERNAL worker pool, every input on S3 and its RUN written there, that both test files read
-(test_s3.py: its accounting, staging, blending, training; test_worker_pool.py: the workers, and
-the same bytes as the in-process run of `mtnlg demo` from the checkout)."""
+corpus it writes, a moto S3 server, one curate run of the sample on Beam's job service with
+an EXTERNAL worker pool, every input on S3 and its RUN written there (test_s3.py: its
+accounting, staging, blending, training; test_worker_pool.py: the workers), and one `mtnlg
+demo` of the package installed as the README says (test_demo.py: every step; test_worker_pool.py:
+the same bytes as the worker pool's run)."""
 from __future__ import annotations
 
 import json
@@ -15,17 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from cluster_tools import (BUCKET, S3_KEYS, Installed, _build_dist, demo_config, free_port,
-                           make_venv, moto_s3, stop, wait_for_port)
+from cluster_tools import (BUCKET, EXTRAS, S3_KEYS, Installed, _build_dist, demo_config, free_port,
+                           make_venv, moto_s3, readme_demo_options, seed_bytecode, stop,
+                           wait_for_port)
 
 HERE = Path(__file__).resolve().parent
 
 
 @pytest.hookimpl(tryfirst=True)  # before tests/conftest.py's grouping, which keeps this name
 def pytest_collection_modifyitems(items):
-    # One xdist worker runs them all, with every test that shares their session fixtures
-    # (test_demo.py: the `demo` run), so the session's venv and the demo are built once (make
-    # test uses --dist loadgroup).
+    # One xdist worker runs them all, so the session's wheel, venvs and demo are built once
+    # (make test uses --dist loadgroup).
     for item in items:
         if "tests/cluster/" in str(item.fspath).replace(os.sep, "/"):
             item.add_marker(pytest.mark.slow)
@@ -39,10 +40,55 @@ def installed(tmp_path_factory) -> Installed:
     root = tmp_path_factory.mktemp("installed")
     sdist, wheel = _build_dist(root / "dist")
     venv = root / "venv"
-    make_venv(venv, wheel)
+    make_venv(venv, wheel, EXTRAS)
+    seed_bytecode(venv, root / "pycache")
     (root / "hide").mkdir()
     (root / "home").mkdir()
-    return Installed(venv=venv, wheel=wheel, sdist=sdist, hide=root / "hide", home=root / "home")
+    return Installed(venv=venv, wheel=wheel, sdist=sdist, hide=root / "hide", home=root / "home",
+                     pycache=root / "pycache")
+
+
+@pytest.fixture(scope="session")
+def installed_demo(installed, tmp_path_factory) -> Installed:
+    """The same wheel in a venv of its own with exactly the install options the README names
+    for the demo (its `pip install -c requirements/lock.txt '...whl[train]'` line)."""
+    root = tmp_path_factory.mktemp("installed_demo")
+    make_venv(root / "venv", installed.wheel, readme_demo_options())
+    seed_bytecode(root / "venv", root / "pycache")
+    (root / "home").mkdir()
+    return Installed(venv=root / "venv", wheel=installed.wheel, sdist=installed.sdist,
+                     hide=installed.hide, home=root / "home", pycache=root / "pycache")
+
+
+@dataclass
+class DemoRun:
+    """One `mtnlg demo` of the embedded sample by the package installed as the README says,
+    from a folder outside the checkout (test_demo.py checks it end to end; test_worker_pool.py
+    compares the EXTERNAL worker pool's run, inputs on S3, with its curated RUN)."""
+
+    work: Path  # --workdir: sample/, quality/model.bin, run/, manifest.json, train/, ...
+    returncode: int
+    stdout: str
+    stderr: str
+    steps: int
+
+
+# The loss has fallen after 4 steps (measured 10.99 -> 10.58; lr warms up over steps 1-3).
+DEMO_STEPS = 4
+
+
+@pytest.fixture(scope="session")
+def demo(installed_demo, tmp_path_factory) -> DemoRun:
+    folder = tmp_path_factory.mktemp("demo")
+    # One Beam worker: curate runs in memory (16 s of CPU where 2 worker processes take 27 s,
+    # bench/bench_local_running_mode.py); worker processes are test_curate's and the worker
+    # pool's. One training process: `mtnlg train` then runs in the demo's own process (no
+    # elastic agent, no forkserver: ~10 s of CPU less); the launcher's ranks are
+    # test_elastic_launch's, and `make demo` itself trains with the default 2.
+    proc = installed_demo.run(["mtnlg", "demo", "--workdir", "demo", "--steps", str(DEMO_STEPS),
+                               "--workers", "1", "--nproc", "1", "--progress-every", "1"],
+                              cwd=folder, timeout=1200)
+    return DemoRun(folder / "demo", proc.returncode, proc.stdout, proc.stderr, DEMO_STEPS)
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,9 @@
 """The curate job on separate Beam workers: Beam's job service + an EXTERNAL worker pool, all
 started from the installed wheel's venv with the checkout hidden, every input on S3 (the
 session's run, conftest.py ``s3_run``), compared with the in-process FnApiRunner run of `mtnlg
-demo` from the checkout (the same sample, config and quality model bytes; tests/conftest.py
-``demo``): same kept document ids, same per-source accounting, same bytes in every shard.  See
-docs/runners.md ("tested here")."""
+demo` (the same sample, config and quality model bytes; conftest.py ``demo``: the wheel
+installed with the README's demo options): same kept document ids, same per-source
+accounting, same bytes in every shard.  See docs/runners.md ("tested here")."""
 from __future__ import annotations
 
 import glob
@@ -35,7 +35,7 @@ def _tree_hashes(root: Path) -> dict[str, str]:
 
 def test_portable_runner_on_external_worker_pool_matches_in_process_run(sample, s3_run, demo):
     assert demo.returncode == 0, demo.stderr[-4000:]
-    # the same inputs: the installed package wrote the checkout's sample and trained its model
+    # the same inputs: both installs wrote the same sample and trained the same model
     assert _tree_hashes(sample) == _tree_hashes(demo.work / "sample")
     local = demo.work / "run"
     print(f"\nworker-pool run on S3 {s3_run.seconds:.1f}s")
@@ -106,3 +106,11 @@ def test_base_install_answers_torch_commands_with_the_option_to_install(installe
             f"mtnlg {argv[0]}: error: this command needs torch, which this install lacks: install "
             f"the [{extra}] option (pip install 'mtnlg-data[{extra}]')"], proc.stderr[-2000:]
         assert installed.run(["mtnlg", argv[0], "--help"], cwd=tmp_path).returncode == 0
+    # explain runs on it; only a training config (its model sizes the sample stream) needs torch
+    proc = installed.run(["mtnlg", "explain", "--run", str(tmp_path), "an-id", "--manifest", "m.json",
+                          "--train-config", "demo"], cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert proc.stderr.strip().splitlines() == [
+        "mtnlg explain: error: --train-config: this command needs torch, which this install lacks: "
+        "install the [train] option (pip install 'mtnlg-data[train]'); or give --seq-length and "
+        "--samples"], proc.stderr[-2000:]

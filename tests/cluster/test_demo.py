@@ -1,4 +1,7 @@
-"""`mtnlg demo` end to end: every stage runs for real on the embedded sample."""
+"""`mtnlg demo` end to end, as a user runs it (issue 45): the wheel installed with only the
+install options the README names for the demo (cluster_tools.readme_demo_options), run from a
+folder outside the checkout with the checkout hidden; every stage runs for real on the
+embedded sample."""
 import json
 
 import pyarrow.parquet as pq
@@ -8,7 +11,7 @@ from blending.indexed_dataset import IndexedDataset
 
 
 @pytest.mark.slow
-def test_demo_end_to_end(demo):  # the `demo` fixture (tests/conftest.py) runs it
+def test_demo_end_to_end(demo):  # the `demo` fixture (conftest.py) runs it
     work, proc = demo.work, demo
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     out = proc.stdout
