@@ -189,14 +189,18 @@ def write_manifest(manifest: Manifest, output: str) -> None:
     output = os.path.abspath(output)
     base = os.path.dirname(output)
     os.makedirs(base, exist_ok=True)
-    text = json.dumps(manifest_to_json(manifest, base), indent=2) + "\n"
-    tmp = f"{output}.tmp-{os.getpid()}"
+    write_text_atomically(output, json.dumps(manifest_to_json(manifest, base), indent=2) + "\n")
+
+
+def write_text_atomically(path: str, text: str) -> None:
+    """Temp file in the same folder, fsync, rename: a reader sees the old file or the new."""
+    tmp = f"{path}.tmp-{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, output)
+        os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.remove(tmp)

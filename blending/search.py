@@ -31,6 +31,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from blending.manifest import write_text_atomically
+
 log = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
@@ -66,21 +68,9 @@ def make_job(name: str, role: str, weights, seed: int, fingerprint: str) -> Prox
 
 
 def write_json_atomic(path: str, data: Any) -> None:
-    """Temp file in the same folder, fsync, rename: a reader sees the old file or the new."""
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=2, sort_keys=True)
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    """``data`` as indented JSON, written atomically (see ``write_text_atomically``)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_text_atomically(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 class ResultStore:
