@@ -183,23 +183,25 @@ def _hash_groups(flat: np.ndarray) -> np.ndarray | None:
     packed = flat & ~low
     packed |= np.arange(len(flat), dtype=np.uint64)
     packed.sort()
-    high = packed & ~low
+    high = packed >> np.uint64(bits)
     same = high[1:] == high[:-1]
     if not same.any():
         return None
     many = np.zeros(len(flat), bool)
     many[1:] = same
     many[:-1] |= same
-    where = (packed[many] & low).astype(np.intp)  # positions of the hashes met more than once
+    index = np.int32 if len(flat) < 1 << 31 else np.int64  # half the memory traffic
+    where = (packed[many] & low).astype(index)  # positions of the hashes met more than once
+    high = high[many]
     first = np.ones(len(where), bool)  # each group's first: its lowest position (sorted by it)
-    first[1:] = high[many][1:] != high[many][:-1]
+    np.not_equal(high[1:], high[:-1], out=first[1:])
     # Groups are numbered in order of their first position, so the walk meets them in
-    # ascending order (its state stays in cache: numbers in order of the hashes cost ~3x more).
+    # ascending order (its state stays in cache: numbers in order of the hashes cost ~10% more).
     rank = np.zeros(len(flat), bool)
     rank[where[first]] = True
-    rank = np.cumsum(rank, dtype=np.int64)
-    groups = np.full(len(flat), -1, np.int64)
-    groups[where] = rank[where[first]][np.cumsum(first) - 1] - 1
+    rank = np.cumsum(rank, dtype=index)
+    groups = np.full(len(flat), -1, index)
+    groups[where] = rank[where[first]][np.cumsum(first, dtype=index) - 1] - 1
     return groups
 
 
