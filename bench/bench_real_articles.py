@@ -16,6 +16,18 @@ record), then ``mtnlg curate`` runs on it as a subprocess with the shipped produ
 and shard settings) with only the inputs replaced and decontamination off.  ``--extractor``
 replaces the extractor (e.g. ``justext``, the MT-NLG reproduction setting).
 
+``--add-set KIND=PATH`` (repeatable; ``scrapinghub`` or ``readability`` as
+``bench_extract_sets.load_set`` reads them, e.g. ``scrapinghub=/tmp/evalsets/scrapinghub``)
+measures English articles of several sets in ONE run: the pages of ``extract_eval``'s English
+group (all 169: lid.176 on the "with" snippets would leave out the English pages whose
+annotators picked their quoted foreign passages, the pages in two languages that issue 47 is
+about), and the pages of each added set whose article text is English (lid.176 on its whole
+article text), all in one WARC.  An added set's page is scored with
+that set's own measure (its ``evaluate.py``'s 4-token shingles): yield = shingle recall,
+precision = shingle precision of the kept text; the figures are given per set and over all
+pages (yield: mean per page, removed pages 0; precision: the sets' precisions weighted by their
+kept pages).
+
 Reported: every removal by stage/reason (with the page's URL and, for heuristic removals, the
 score of the rule that fired), the share of pages kept, and the text that reached the shards
 (decoded from the .bin/.idx shards with the run's tokenizer), scored two ways against each
@@ -184,6 +196,77 @@ def fired_rule(row: dict) -> str:
     return ""
 
 
+def by_set(rows: list[dict]) -> dict:
+    """Yield and precision per set and over all pages of a run with ``--add-set``."""
+    from bench_extract_sets import shingle_tp_fp_fn
+
+    sets: dict[str, dict] = {}
+    per_page = []
+    for r in rows:
+        s = sets.setdefault(r["item"].get("set", "extract_eval"), {"pages": 0, "kept": 0, "recall": [],
+                                                                     "tp": 0, "fp": 0, "prec": []})
+        kept = r["outcome"] == "kept"
+        s["pages"] += 1
+        s["kept"] += kept
+        if "truth" in r["item"]:
+            tp, fp, fn = shingle_tp_fp_fn(r["item"]["truth"], r["text"])
+            s["recall"].append(tp / (tp + fn) if tp + fn else 0.0)
+            page = {"precision": tp / (tp + fp) if tp + fp else 0.0}
+            if kept:
+                s["prec"].append(page["precision"])
+        else:
+            s["recall"].append(four_gram_recall(r["item"], r["text"]))
+            c = count_item(r["item"], r["text"])
+            page = {"tp": c[0], "fp": c[1]}
+            if kept:
+                s["tp"], s["fp"] = s["tp"] + c[0], s["fp"] + c[1]
+        per_page.append(dict(page, name=r["name"], url=r["url"], outcome=r["outcome"], rule=r["rule"],
+                             lang=r["lang"], lang_score=r["lang_score"], yield_=s["recall"][-1]))
+    out = {}
+    print("\n| set | pages | kept | kept share | yield (mean per page, removed = 0) | precision of the kept text |")
+    print("|---|---|---|---|---|---|")
+    for name, s in sets.items():
+        prec = (sum(s["prec"]) / len(s["prec"]) if s["prec"] else 0.0) if name != "extract_eval" \
+            else s["tp"] / max(1, s["tp"] + s["fp"])
+        out[name] = {"pages": s["pages"], "kept": s["kept"], "yield": sum(s["recall"]) / s["pages"],
+                     "precision": prec}
+        print(f"| {name} | {s['pages']} | {s['kept']} | {100 * s['kept'] / s['pages']:.1f}% | "
+              f"{out[name]['yield']:.3f} | {prec:.3f} |")
+    n, kept = sum(s["pages"] for s in sets.values()), sum(s["kept"] for s in sets.values())
+    total = {"pages": n, "kept": kept,
+             "yield": sum(sum(s["recall"]) for s in sets.values()) / n,
+             "precision": sum(o["precision"] * o["kept"] for o in out.values()) / max(1, kept)}
+    print(f"| all | {n} | {kept} | {100 * kept / n:.1f}% | {total['yield']:.3f} | {total['precision']:.3f} |")
+    print(f"\nGoals: kept >= 97%: {'met' if kept / n >= 0.97 else 'NOT met'}; yield >= 0.93: "
+          f"{'met' if total['yield'] >= 0.93 else 'NOT met'}; precision >= 0.93: "
+          f"{'met' if total['precision'] >= 0.93 else 'NOT met'}")
+    return {"sets": out, "all": total, "per_page": per_page}
+
+
+def english_pages(eval_dir: str, added: list[str]) -> list:
+    """``--add-set``: extract_eval's English pages, and each
+    added set's pages whose article text is English (lid.176), as (name, item, bytes)."""
+    from bench_extract_sets import load_set
+    from curation.language import LanguageIdentifier
+
+    ident = LanguageIdentifier()
+    pages = [p for p in load_pages(eval_dir) if p[1]["lang"] == "English"]
+    for spec in added:
+        kind, _, path = spec.partition("=")
+        if kind not in ("scrapinghub", "readability") or not path:
+            raise SystemExit(f"--add-set: expected scrapinghub=PATH or readability=PATH, got {spec!r}")
+        urls = {}
+        if kind == "scrapinghub":
+            with open(os.path.join(path, "ground-truth.json"), encoding="utf-8") as f:
+                urls = {k: v.get("url", "") for k, v in json.load(f).items()}
+        for p in load_set(kind, path):
+            if p["truth"].strip() and ident.predict(p["truth"])[0] == "en":
+                name = f"{kind}/{p['id']}"
+                pages.append((name, {"url": urls.get(p["id"]) or name, "truth": p["truth"], "set": kind},
+                              p["bytes"]))
+    return pages
+
+
 def report(pages, run: str, english: bool) -> dict:
     import pandas as pd
 
@@ -201,7 +284,13 @@ def report(pages, run: str, english: bool) -> dict:
         text = texts.get(doc_id, "")
         if r["outcome"] == "kept" and doc_id not in texts:
             raise SystemExit(f"{doc_id} is kept but not in the shards")
-        rows.append({"name": name, "url": item["url"], "outcome": outcome, "text": text, "item": as_normalized(item),
+        if "truth" in item:  # an added set: its article text, normalised as the pipeline does
+            from curation.normalize import normalize_text
+
+            item = dict(item, truth=normalize_text(item["truth"]))
+        else:
+            item = as_normalized(item)
+        rows.append({"name": name, "url": item["url"], "outcome": outcome, "text": text, "item": item,
                      "rule": fired_rule(r) if r["stage"] == "heuristics" else "", "lang": r.get("lang"),
                      "lang_score": r.get("lang_score")})
     n = len(rows)
@@ -218,6 +307,9 @@ def report(pages, run: str, english: bool) -> dict:
             extra = r["rule"] or (f"lang={r['lang']} ({r['lang_score']:.2f})" if r["lang"] else "")
             print(f"  {r['outcome']:40s} {extra:34s} {r['url'][:90]}")
     result = {"pages": n, "kept": kept, "kept_share": kept / n, "outcomes": dict(reasons)}
+    if any("truth" in r["item"] for r in rows):
+        result.update(by_set(rows))
+        return result
     tp = fp = fn = 0
     recalls = []
     for r in rows:
@@ -294,9 +386,14 @@ def main(argv=None) -> None:
     ap.add_argument("--workdir", default=None, help="kept after the run (default: a temporary folder)")
     ap.add_argument("--eval-dir", default=DEFAULT_EVAL)
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--add-set", action="append", default=[], metavar="KIND=PATH",
+                    help="English articles of several sets in one run (see the docstring)")
     args = ap.parse_args(argv)
     english = args.pages == "english"
-    pages = [p for p in load_pages(args.eval_dir) if (p[1]["lang"] == "English") == english]
+    if args.add_set and not english:
+        raise SystemExit("--add-set: only with --pages english")
+    pages = english_pages(args.eval_dir, args.add_set) if args.add_set else \
+        [p for p in load_pages(args.eval_dir) if (p[1]["lang"] == "English") == english]
     workdir = args.workdir or tempfile.mkdtemp(prefix="bench_real_articles_")
     try:
         result = run_and_report(pages, workdir, args.extractor, english, beam_args,
