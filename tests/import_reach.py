@@ -1,5 +1,5 @@
 """The import graph of the project's console commands, with the condition each import runs
-under, and what an install option lacks for a command (tests/test_extras.py says what is
+under, and what an install option lacks for a command (tests/test_command_extras.py says what is
 checked, and why)."""
 from __future__ import annotations
 

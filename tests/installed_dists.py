@@ -1,6 +1,6 @@
 """Installed distributions, without importing them: which one provides a module, what a
 third-party submodule imports at its top, and what each install option of pyproject.toml
-installs (requirement closures).  For tests/test_extras.py."""
+installs (requirement closures).  For tests/test_command_extras.py."""
 from __future__ import annotations
 
 import ast
