@@ -7,16 +7,19 @@ Every per-document step must cost time linear in the document's size (issue 45):
 each step of the curate job on twelve documents, generated deterministically (no files read
 but the package's own assets), four kinds at each size:
 
-* ``prose``: a Pile Wikipedia-style document of the sample corpus generator
-  (``mtnlg.sample_data.families.wikipedia``: real English Wikipedia sentences).  The assets hold
-  ~2.5 MB of distinct sentences, so the 10 MB document repeats each sentence about four times
-  (with shifted chunk boundaries), which makes it harder for the repetition rules, not easier.
+* ``prose``: Pile Wikipedia-style articles of the sample corpus generator
+  (``mtnlg.sample_data.families.wikipedia``: real English Wikipedia sentences), with every word
+  but the 200 most frequent swapped for one of the same length, by a permutation that changes
+  every 500,000 characters (``prose``), so that the 10 MB document is not four copies of the
+  assets' ~2.5 MB of sentences: the same mix of text at every size, each smaller document a
+  prefix of the same stream.  (Before, the 10 MB prose was those four copies, which made the
+  repetition rules' cost per MB 3x the 10 KB's for the repeats, not for the size.)
 * ``cjk``: Chinese-like text without spaces (3,000 CJK ideographs drawn at random, "，" and
   "。", a line break after each paragraph of 40-300 characters).
 * ``line``: one line without spaces or line breaks (base64 alphabet, as data: URIs and
   embedded blobs are).
-* ``repeated`` (not in the default set): prose a quarter of the document long, four times, to
-  show that the 10 MB prose costs more per MB for its repeats, not for its size.
+* ``repeated`` (not in the default set): prose a quarter of the document long, four times, the
+  worst case of the repetition rules at equal repetition at every size.
 * ``html``: a news page of the sample corpus (``mtnlg.sample_data.html_page``: menu, cookie
   banner, sidebar, footer) around the prose, one ``<p>`` per paragraph, as a WARC response.
 
@@ -41,11 +44,13 @@ same run mean anything.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import io
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -70,12 +75,72 @@ BASELINE_MODULES = {
 
 # -- documents ----------------------------------------------------------------------------------
 
-def prose(nbytes: int, seed: int = 0) -> str:
+_WORD = re.compile(r"[A-Za-z]+")
+SEGMENT = 500_000  # characters of prose stream per word mapping: under one pass of the pool
+
+
+def _articles(nbytes: int, seed: int) -> str:
+    """The generator's Wikipedia-style articles, one after another, to ``nbytes``."""
     from mtnlg.sample_data.families import wikipedia
     from mtnlg.sample_data.text_pool import build_pools
 
-    _, text = wikipedia(build_pools(seed), random.Random(seed), nbytes // 6 + 50)
-    return text
+    pools, rng = build_pools(seed), random.Random(seed)
+    articles, size = [], 0
+    while size < nbytes:
+        _, text = wikipedia(pools, rng, 2000)
+        articles.append(text)
+        size += len(text) + 2
+    return "\n\n".join(articles)
+
+
+@functools.lru_cache(maxsize=2)
+def _vocabulary(seed: int) -> dict[int, list[str]]:
+    """The words to permute, by length: the pool's whole vocabulary (3 MB of articles cover
+    one pass), less its 200 most frequent words; one vocabulary for every size, so that a
+    smaller stream is a prefix of a larger one."""
+    counts: dict[str, int] = {}
+    for w in _WORD.findall(_articles(3_000_000, seed)):
+        counts[w.lower()] = counts.get(w.lower(), 0) + 1
+    fixed = set(sorted(counts, key=lambda w: (-counts[w], w))[:200])
+    by_len: dict[int, list[str]] = {}
+    for w in sorted(counts):
+        if w not in fixed:
+            by_len.setdefault(len(w), []).append(w)
+    return by_len
+
+
+def prose(nbytes: int, seed: int = 0) -> str:
+    """``nbytes`` (about) of English prose without repeated copies, the same mix at every size:
+    Wikipedia-style articles of the sample generator, one after another (the stream for a
+    smaller size is a prefix of the stream for a larger one), with every word but the 200 most
+    frequent replaced, segment by segment (``SEGMENT`` characters), by another word of the
+    stream's vocabulary of the same length through a permutation seeded by the segment's
+    number.  The pool holds ~2.5 MB of distinct sentences and starts again when it ends, so
+    unmapped the 10 MB stream would be four copies of one text; mapped, a sentence met again
+    in a later pass (>= 2.5 MB later, so in another segment) reads differently, while word
+    lengths, the frequent (stop) words, punctuation, sentences and paragraphs keep their
+    natural mix, and repeats inside a segment (a page's own recurring phrases) stay."""
+    stream = _articles(nbytes, seed)
+    by_len = _vocabulary(seed)
+    out, start, k = [], 0, 0
+    while start < len(stream):
+        end = stream.find("\n\n", start + SEGMENT)
+        end = len(stream) if end < 0 else end
+        seg_rng, mapping = random.Random(f"{seed}-{k}"), {}
+        for words in by_len.values():
+            shuffled = words[:]
+            seg_rng.shuffle(shuffled)
+            mapping.update(zip(words, shuffled))
+
+        def swap(m: re.Match, mapping=mapping) -> str:
+            w = m.group()
+            v = mapping.get(w.lower())
+            if v is None:
+                return w
+            return v.upper() if w.isupper() and len(w) > 1 else v.capitalize() if w[0].isupper() else v
+        out.append(_WORD.sub(swap, stream[start:end]))
+        start, k = end, k + 1
+    return "".join(out)
 
 
 def cjk(nbytes: int, seed: int = 0) -> str:
