@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import importlib.util
 import io
 import json
 import os
@@ -55,6 +54,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from bench_heuristics import load_baseline as load_module_at
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -212,18 +213,7 @@ def load_baseline(commit: str, paths: tuple[str, ...]) -> dict[str, object]:
     for path in paths:
         dotted = path[:-3].replace("/", ".")
         name = "baseline_" + os.path.basename(path)[:-3]
-        source = subprocess.run(["git", "-C", ROOT, "show", f"{commit}:{path}"], check=True,
-                                capture_output=True, text=True).stdout
-        for old, new in renames.items():
-            source = source.replace(f"from {old} import", f"from {new} import")
-        fd, tmp = tempfile.mkstemp(suffix=".py", prefix=name)
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
-        spec = importlib.util.spec_from_file_location(name, tmp)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up while the class is built
-        spec.loader.exec_module(module)
-        os.unlink(tmp)
+        module = load_module_at(commit, path, name, renames)
         modules[dotted], renames[dotted] = module, name
     return modules
 

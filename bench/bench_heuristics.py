@@ -27,10 +27,13 @@ sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 
-def load_baseline(commit: str, path: str, name: str):
-    """``path`` as of ``commit``, imported as module ``name``."""
+def load_baseline(commit: str, path: str, name: str, renames: dict[str, str] | None = None):
+    """``path`` as of ``commit``, imported as module ``name``; ``renames`` maps a module it
+    imports from (``from X import``) to another already imported (an earlier baseline copy)."""
     source = subprocess.run(["git", "-C", ROOT, "show", f"{commit}:{path}"], check=True,
                             capture_output=True, text=True).stdout
+    for old, new in (renames or {}).items():
+        source = source.replace(f"from {old} import", f"from {new} import")
     fd, tmp = tempfile.mkstemp(suffix=".py", prefix=name)
     with os.fdopen(fd, "w") as f:
         f.write(source)
