@@ -7,7 +7,8 @@ caption), so a document's language is decided from its composition, not from one
 whole text: its lines are merged into blocks of at least ``block_chars`` characters, every block
 is identified (one batched fastText call per document), and the document's language is the one
 whose blocks hold most of its characters.  Its ``share`` of the characters and its ``score`` (the
-character-weighted mean probability of its blocks) are stored on the document.
+probability of that language for the text of its blocks taken together) are stored on the
+document.
 """
 from __future__ import annotations
 
@@ -143,7 +144,10 @@ class LanguageIdentifier(LazyModel):
         if not parts:
             return Composition("unknown", 0.0, 0.0)
         model = self._load()
-        labels = [lab[0].removeprefix("__label__") for lab in model.predict(parts, k=1)[0]]
+        got_labels, got_probs = model.predict(parts, k=1)
+        labels = [lab[0].removeprefix("__label__") for lab in got_labels]
+        if len(parts) == 1:  # the block is the whole text: its prediction is the score
+            return Composition(labels[0], min(float(got_probs[0][0]), 1.0), 1.0)
         lang, share = dominant([(lab, len(b)) for lab, b in zip(labels, parts)])
         # The score comes from the language's own blocks as one text: short blocks are less
         # certain one by one than together, and a one-language page keeps the score it had.
