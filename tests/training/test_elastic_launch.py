@@ -202,6 +202,13 @@ def _alive(pid: int) -> bool:
         return False
 
 
+def _pending_sigterm(pid: int) -> bool:
+    """SIGTERM is waiting for the (stopped) process: set in its shared or its own pending mask."""
+    fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines())
+    bit = 1 << (signal.SIGTERM - 1)
+    return any(int(fields[k], 16) & bit for k in ("ShdPnd", "SigPnd"))
+
+
 @pytest.mark.slow
 def test_sigterm_reaches_every_rank_which_checkpoint_and_leave_nothing(tmp_path, manifest):
     """A preempted job (SIGTERM to the launcher): the agent passes it to every rank and does not
@@ -213,12 +220,21 @@ def test_sigterm_reaches_every_rank_which_checkpoint_and_leave_nothing(tmp_path,
     run = launcher(manifest, out, "--nproc", "2", "--max-restarts", "1",
                    **{"train_steps": steps, "checkpoint.interval": every})
     output = Output(run)
-    output.wait_for(lambda: (out / "metrics.jsonl").exists() and len(metrics(out)) >= every + 2,
-                    f"{every + 2} steps")
-    levels = spawn.descendants(run.pid)  # the agent's forkserver, the 2 ranks
+
+    def ranks() -> list[int]:  # the agent's forkserver starts the 2 ranks
+        levels = spawn.descendants(run.pid)
+        return levels[1] if len(levels) >= 2 else []
+    output.wait_for(lambda: len(ranks()) == 2, "the 2 ranks")
+    levels = spawn.descendants(run.pid)
     below = [pid for level in levels for pid in level]
-    assert len(levels) >= 2 and len(levels[1]) == 2, levels
+    # one rank runs in slices until step 5 is logged; its peer waits for it in the all-reduce,
+    # so however fast the machine, the SIGTERM lands long before step 40 (CI once finished
+    # all 40 steps between seeing step 5 and the signal)
+    held = ranks()[1]
+    run_in_slices(held, lambda: len(metrics(out)) >= every + 2, output)
     run.send_signal(signal.SIGTERM)
+    output.wait_for(lambda: _pending_sigterm(held), "the SIGTERM passed to the stopped rank", 60)
+    os.kill(held, signal.SIGCONT)
     log = output.finish()
     assert "dp 2 x pp 1 x tp 1 = 2 ranks" in log, log[-4000:]
     assert "SIGTERM: the workers were stopped" in log, log[-3000:]
