@@ -301,14 +301,24 @@ def one_set(args, pages_kind: str, pages_all: list, dt_python: str, tree: str) -
           f"{facts['bytes'] / 1e6:.1f} MB of compressed WARC ({set_dir}/input/cc)", flush=True)
     by_name = {name: item for name, item, _ in pages}
     runs: dict[str, list] = {"ours": [], "fineweb": []}
+    sides = ("ours", "fineweb") if args.fineweb_from is None else ("ours",)
+    if args.fineweb_from:  # the FineWeb side's runs of an earlier invocation on the same set
+        earlier = {r["pages"]: r for r in json.load(open(args.fineweb_from))}[pages_kind]
+        same = json.loads(json.dumps({k: v for k, v in facts.items() if k != "urls"}, default=str))
+        if earlier["facts"] != same:
+            raise SystemExit(f"--fineweb-from: its {pages_kind} set differs ({earlier['facts']} vs {same})")
+        runs["fineweb"] = earlier["runs"]["fineweb"]
+        for res in runs["fineweb"]:
+            res["reused"] = args.fineweb_from
     for r in range(args.repeats):
-        for side in (("ours", "fineweb") if r % 2 == 0 else ("fineweb", "ours")):
+        for side in (sides if r % 2 == 0 else sides[::-1]):
             tag = f"{side}-{pages_kind}-{r}"
             res = (run_ours(set_dir, args.workdir, args.workers, args.no_dedup, tag, tree) if side == "ours" else
                    run_fineweb(set_dir, args.workdir, args.workers, args.no_dedup, dt_python, tag,
                                args.extract_timeout))
             res["score"] = score(res.pop("kept"), facts["urls"], by_name)
             res.pop("stdout", None)
+            res.update(load1=os.getloadavg()[0], finished=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
             runs[side].append(res)
             print(f"run {r} {side:<8} wall {res['wall']:7.1f} s  CPU {res['cpu']:7.1f} s (sampled "
                   f"{res['cpu_sampled']:.1f})  load1 {os.getloadavg()[0]:.1f}", flush=True)
@@ -335,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ours-rev", default=None,
                     help="run ours from this commit (git archive into the workdir) instead of this checkout")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--fineweb-from", metavar="JSON",
+                    help="take the FineWeb side's runs from an earlier --json of the same set (its CPU "
+                         "time, not wall, is what compares across runs) and run ours only")
     args = ap.parse_args(argv)
     dt_python = ensure_datatrove(args.dt_venv)
     ensure_fineweb_extras(dt_python)

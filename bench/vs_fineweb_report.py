@@ -107,6 +107,9 @@ def print_report(results: list[dict], args, differences: list[str], tb: float) -
                                               for p in procs))
         for side in ("ours", "fineweb"):
             runs = res["runs"][side]
+            for r in runs:  # each run's end and the load then: sides may come from different invocations
+                print(f"  {side} run ended {r.get('finished', '?')}, load1 {r.get('load1', float('nan')):.1f}"
+                      + (f", reused from {r['reused']}" if r.get("reused") else ""))
             if len(runs) > 1:
                 print(f"  {side} runs, CPU s: " + ", ".join(f"{r['cpu']:.1f}" for r in runs))
     if len(results) > 1:
