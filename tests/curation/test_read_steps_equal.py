@@ -1,0 +1,60 @@
+"""The cheap gates and shared passes of the read stage's per-document steps (issue 44 item 3)
+give exactly what the plain code gives: on the sample corpus's texts and on generated text made
+of the pieces each gate looks for."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import curation.pii as pii
+from curation.document import Document
+
+
+@pytest.fixture(scope="module")
+def sample_texts(tmp_path_factory) -> list[str]:
+    from mtnlg.sample_data import write_sample_corpus
+    from test_filter_quality_of_filters import read_sample
+
+    root = str(tmp_path_factory.mktemp("sample"))
+    write_sample_corpus(root)
+    texts = [r.text for r in read_sample(root) if isinstance(r, Document)]
+    assert len(texts) > 700
+    return texts
+
+
+def _ungated_pii(text: str) -> list:
+    """``find_pii`` with every gate open (the full patterns scan every text)."""
+    always = re.compile("")
+    saved = pii._IPV4_NEED, pii._NANP_NEED, pii._INTL_NEED, pii._NEEDS
+    pii._IPV4_NEED = pii._NANP_NEED = pii._INTL_NEED = always
+    pii._NEEDS = dict.fromkeys(pii.KINDS)
+    try:
+        return pii.find_pii(text)
+    finally:
+        pii._IPV4_NEED, pii._NANP_NEED, pii._INTL_NEED, pii._NEEDS = saved
+
+
+def test_pii_gates_change_no_span_on_the_sample(sample_texts):
+    from mtnlg.sample_data.pii_planted import planted_documents
+
+    planted = [d["text"] for d in planted_documents()]
+    found = 0
+    for text in sample_texts + planted:
+        spans = pii.find_pii(text)
+        assert spans == _ungated_pii(text)
+        found += len(spans)
+    assert found > 0
+
+
+PII_PIECES = ["1", "2", "5", "9", "0", "555", "415", "0132", "2021", ".", "-", "\u2011", " ", "+", "+44",
+              "(", ")", "@", "a", "x.org", ":", "::", "\n", "v", "ISBN ", "\u0663"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PII_PIECES), max_size=40))
+def test_pii_gates_change_no_span_on_generated_text(pieces):
+    text = "".join(pieces)
+    assert pii.find_pii(text) == _ungated_pii(text)
