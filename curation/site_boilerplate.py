@@ -60,7 +60,19 @@ class SiteBoilerplateConfig:
         return self.corpus_documents if host == CORPUS else self.host_documents
 
 
-_DIGITS = re.compile(r"\d")
+class _LineChars(dict):
+    """``str.translate`` table of ``normalize_line``: the marks, punctuation and symbols (Unicode
+    categories M*, P*, S*) go, decimal digits (what ``re``'s ``\\d`` matches) become "0", every
+    other character stays; filled per code point the first time it is met."""
+
+    def __missing__(self, code: int):
+        c = chr(code)
+        out = None if unicodedata.category(c)[0] in "MPS" else "0" if c.isdecimal() else code
+        self[code] = out
+        return out
+
+
+_LINE_CHARS = _LineChars()
 
 
 def host_of(url: str | None) -> str | None:
@@ -78,24 +90,25 @@ def host_of(url: str | None) -> str | None:
 def normalize_line(line: str) -> str:
     """CCNet's line normalisation: lower case, accents off, digits as 0, punctuation and
     symbols off, spaces collapsed: "© 2019 ACME Inc." and "© 2021 Acme, Inc" are one line."""
-    line = unicodedata.normalize("NFD", line.lower())
-    line = "".join(c for c in line if unicodedata.category(c)[0] not in "MPS")
-    return " ".join(_DIGITS.sub("0", line).split())
+    return " ".join(unicodedata.normalize("NFD", line.lower()).translate(_LINE_CHARS).split())
 
 
-def _line_key(line: str, min_chars: int) -> int | None:
-    norm = normalize_line(line)
-    return stable_hash(norm) if len(norm) >= min_chars else None
+def normalized_lines(text: str) -> list[str]:
+    """``normalize_line`` of each line of ``text.split("\\n")``, the lower case, decomposition and
+    table applied to the whole text at once: none of them acts across a line break (a line break
+    is uncased and a starter, and stays), and one call per text cost a third of a call per line
+    plus a generator per character (tests/curation/test_read_steps_equal.py compares them)."""
+    text = unicodedata.normalize("NFD", text.lower()).translate(_LINE_CHARS)
+    return [" ".join(line.split()) for line in text.split("\n")]
 
 
 def line_hashes(text: str, min_chars: int = 1) -> list[int]:
     """The distinct hashes of the document's normalised lines, in order of first occurrence
     (a line repeated inside one document counts once for its host)."""
     seen: dict[int, None] = {}
-    for line in text.split("\n"):
-        h = _line_key(line, min_chars)
-        if h is not None:
-            seen.setdefault(h)
+    for norm in normalized_lines(text):
+        if len(norm) >= min_chars:
+            seen.setdefault(stable_hash(norm))
     return list(seen)
 
 
@@ -112,8 +125,8 @@ def remove_lines(text: str, boilerplate: set[int] | frozenset[int], min_chars: i
     if not boilerplate:
         return Cleaned(text, 0, 0)
     kept, removed = [], 0
-    for line in text.split("\n"):
-        if _line_key(line, min_chars) in boilerplate:
+    for line, norm in zip(text.split("\n"), normalized_lines(text)):
+        if len(norm) >= min_chars and stable_hash(norm) in boilerplate:
             removed += 1
         else:
             kept.append(line)

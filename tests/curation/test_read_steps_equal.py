@@ -58,3 +58,26 @@ PII_PIECES = ["1", "2", "5", "9", "0", "555", "415", "0132", "2021", ".", "-", "
 def test_pii_gates_change_no_span_on_generated_text(pieces):
     text = "".join(pieces)
     assert pii.find_pii(text) == _ungated_pii(text)
+
+
+def _reference_normalize_line(line: str) -> str:
+    """``normalize_line`` as it was: a category test per character, then the digits."""
+    import unicodedata
+
+    line = unicodedata.normalize("NFD", line.lower())
+    line = "".join(c for c in line if unicodedata.category(c)[0] not in "MPS")
+    return " ".join(re.sub(r"\d", "0", line).split())
+
+
+def test_site_lines_normalised_as_line_by_line(sample_texts):
+    import sys
+
+    from curation.site_boilerplate import normalize_line, normalized_lines
+
+    # every code point (surrogates aside), 61 to a line, with a cased letter and a final sigma
+    points = [chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000]
+    lines = ["AΣ " + "".join(points[i:i + 61]) + " ΣΑΣ" for i in range(0, len(points), 61)]
+    for text in sample_texts + ["\n".join(lines), "ΑΣ\nΣα\n\u0301x\nİ\n\n \u00a0\u2028"]:
+        expected = [_reference_normalize_line(line) for line in text.split("\n")]
+        assert normalized_lines(text) == expected
+        assert [normalize_line(line) for line in text.split("\n")] == expected
