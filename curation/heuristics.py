@@ -21,16 +21,12 @@ from __future__ import annotations
 import itertools
 import math
 import re
-import string
-from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Mapping
 
-import numpy as np
-
 from curation.document import FilterResult
 from curation.repetition import WordNgrams
-from curation.word_counts import word_counts
+from curation.word_counts import STOP_FORMS, STOP_WORDS, document_words  # noqa: F401 - STOP_WORDS re-exported
 
 TOP_NGRAM_SIZES = (2, 3, 4)
 """n of the most-frequent-n-gram rules (Gopher table A1); every one is always scored."""
@@ -204,15 +200,10 @@ def score_columns(scores: Mapping[str, float] | None) -> dict[str, float | None]
     return {c: scores.get(c) for c in SCORE_COLUMNS}
 
 
-STOP_WORDS = frozenset({"the", "be", "to", "of", "and", "that", "have", "with"})
 BULLETS = ("•", "●", "○", "◦", "▪", "▫", "‣", "⁃", "-", "*", "–", "·")
 ELLIPSES = ("...", "…")
 _PARAGRAPH_RE = re.compile(r"\n\s*\n")
-# Stop words: the word less leading/trailing ASCII punctuation, lowercased.  Only ASCII letters
-# lowercase to the letters of the stop words (U+212A KELVIN SIGN -> "k" is the one non-ASCII
-# letter lowercasing to ASCII), so a word counts when its stripped core is one of the stop
-# words' ASCII case variants.
-_STOP_FORMS = frozenset("".join(v) for w in STOP_WORDS for v in itertools.product(*((c, c.upper()) for c in w)))
+_STOP_FORMS = STOP_FORMS  # STOP_WORDS' case variants (curation.word_counts)
 
 
 def _duplicates(elements: list[str]) -> tuple[int, int]:
@@ -225,7 +216,9 @@ def _duplicates(elements: list[str]) -> tuple[int, int]:
 def score_document(text: str) -> dict[str, float]:
     """Every heuristic score of ``text`` (keys ``SCORE_COLUMNS``); an empty text scores 0."""
     scores = dict.fromkeys(SCORE_COLUMNS, 0.0)
-    words = text.split()
+    # One word split for every rule: ids, lengths and per-word counts (curation.word_counts).
+    doc_words = document_words(text)
+    words, counted = doc_words.words, doc_words.counts
     n_words = len(words)
     lowered = text.lower()
     scores["heur_words"] = float(n_words)
@@ -235,15 +228,11 @@ def score_document(text: str) -> dict[str, float]:
     scores["heur_curly_bracket_ratio"] = text.count("{") / n_words
 
     # Mean length is over words that are not pure punctuation (a lone "-" is not a word).
-    counted = word_counts(text)  # the words of text.split(), counted in one pass (numpy)
     content = n_words - counted.punct_words
     content_chars = int(counted.lengths.sum()) - counted.punct_word_chars
     scores["heur_mean_word_length"] = content_chars / content if content else 0.0
     scores["heur_alpha_words_ratio"] = (n_words - counted.no_alpha_words) / n_words
-    occurrences = Counter(words)  # distinct words in first-seen order, with their counts
-    cores = map(str.strip, occurrences, itertools.repeat(string.punctuation))
-    scores["heur_stop_words"] = float(sum(itertools.compress(occurrences.values(),
-                                                             map(_STOP_FORMS.__contains__, cores))))
+    scores["heur_stop_words"] = float(doc_words.stop_words)
     ellipses = text.count("...") + text.count("…")
     scores["heur_symbol_word_ratio"] = max(text.count("#"), ellipses) / n_words
 
@@ -265,8 +254,7 @@ def score_document(text: str) -> dict[str, float]:
     scores["heur_duplicate_paragraphs_ratio"] = dup_pars / len(paragraphs)
     scores["heur_duplicate_paragraphs_char_ratio"] = dup_par_chars / n_chars
 
-    vocab = dict(zip(occurrences, itertools.count()))  # dense ids, first seen first
-    ngrams = WordNgrams(words, np.fromiter(map(vocab.__getitem__, words), np.int64, n_words), counted.lengths)
+    ngrams = WordNgrams(words, doc_words.ids, doc_words.lengths)
     for n, chars in ngrams.top_ngram_chars(TOP_NGRAM_SIZES).items():
         scores[f"heur_top_{n}gram_char_ratio"] = chars / n_chars
     for n, chars in ngrams.duplicate_ngram_chars(DUPLICATE_NGRAM_SIZES).items():

@@ -81,3 +81,27 @@ def test_site_lines_normalised_as_line_by_line(sample_texts):
         expected = [_reference_normalize_line(line) for line in text.split("\n")]
         assert normalized_lines(text) == expected
         assert [normalize_line(line) for line in text.split("\n")] == expected
+
+
+def test_document_words_count_as_word_counts_and_a_counter(sample_texts, monkeypatch):
+    import itertools
+    import string
+    from collections import Counter
+
+    import numpy as np
+
+    import curation.word_counts as wc
+
+    monkeypatch.setattr(wc, "_CACHED_WORDS", 50)  # the flags cache emptied again and again
+    monkeypatch.setattr(wc, "_WORD_FLAGS", wc._WordFlags())
+    for text in sample_texts + ["", " \n ", "The, THE (the) tHe... -- … “ab” 12 ½ x² Ⅻ"]:
+        got = wc.document_words(text)
+        plain = wc.word_counts(text)
+        assert got.words == text.split()
+        assert np.array_equal(got.lengths, plain.lengths) and got.counts[1:] == plain[1:]
+        occurrences = Counter(got.words)
+        vocab = dict(zip(occurrences, itertools.count()))
+        assert got.ids.tolist() == [vocab[w] for w in got.words]
+        assert got.stop_words == sum(c for w, c in occurrences.items()
+                                     if w.strip(string.punctuation) in wc.STOP_FORMS)
+    assert len(wc._WORD_FLAGS) <= 50
