@@ -27,6 +27,12 @@ _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\ufeff\u00ad]")
 # "\n", each other of these characters one "\n" (a translate, only where one occurs).
 _LINE_SEP_CHARS_RE = re.compile(r"[\r\u2028\u2029\x85\x0b\x0c]")
 _LINE_SEP_TABLE = {ord(c): "\n" for c in "\r\u2028\u2029\x85\x0b\x0c"}
+# Any character of the two steps above: one search instead of a search and a substitution over
+# every text (most hold none of them).
+_CONTROL_OR_LINE_SEP_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b\ufeff\u00ad\u2028\u2029]")
+# Whitespace other than a newline or a space: with "  " what _INLINE_SPACE_RE needs to match (a
+# text holding neither is left alone; the check costs a third of the substitution's scan).
+_OTHER_SPACE_RE = re.compile(r"[^\S\n ]")
 # Runs of whitespace other than newline become one space.  A lone space is already that, so
 # only the runs that differ are matched (a run starting " x" is a lone space when x is not
 # whitespace; replacing every lone space cost more than the rest of the cleanup).
@@ -43,12 +49,17 @@ def normalize_text(text: str) -> str:
     """
     text = fix_text(text)
     text = unicodedata.normalize("NFC", text)  # ftfy may skip NFC on text it leaves alone
-    if _LINE_SEP_CHARS_RE.search(text):
-        text = text.replace("\r\n", "\n").translate(_LINE_SEP_TABLE)
-    text = _CONTROL_RE.sub("", text)
+    if _CONTROL_OR_LINE_SEP_RE.search(text):
+        if _LINE_SEP_CHARS_RE.search(text):
+            text = text.replace("\r\n", "\n").translate(_LINE_SEP_TABLE)
+        text = _CONTROL_RE.sub("", text)
     # Each line's spaces collapsed and the line stripped, on the whole text at once: once every
-    # run of inline whitespace is one space, a line's ends hold at most one space each.
-    text = _SPACE_AT_NEWLINE_RE.sub("\n", _INLINE_SPACE_RE.sub(" ", text))
+    # run of inline whitespace is one space, a line's ends hold at most one space each.  Each
+    # substitution only where what it matches can be: "  " or other whitespace; " \n" or "\n ".
+    if "  " in text or _OTHER_SPACE_RE.search(text):
+        text = _INLINE_SPACE_RE.sub(" ", text)
+    if " \n" in text or "\n " in text:
+        text = _SPACE_AT_NEWLINE_RE.sub("\n", text)
     if "\n\n\n" in text:
         text = _MANY_NEWLINES_RE.sub("\n\n", text)
     return text.strip()
