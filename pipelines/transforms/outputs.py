@@ -17,10 +17,21 @@ DEAD_LETTER = "dead_letter"
 NAMESPACE = "curate"
 
 
+_COUNTERS: dict[tuple, object] = {}
+"""Counter objects by ``(stage, source, outcome, reason)``: making one (``Metrics.counter``) cost
+more than the increment, and the per-document stages count several times per document.  A
+counter object finds the running bundle's metrics when it is incremented, so one object serves
+every bundle of the process."""
+
+
 def count(stage: str, source: str, outcome: str, reason: str | None = None, n: int = 1) -> None:
     """Increment the counter ``<stage>/<source>/<outcome>[/<reason>]`` in namespace ``curate``."""
-    name = f"{stage}/{source}/{outcome}" + (f"/{reason}" if reason else "")
-    Metrics.counter(NAMESPACE, name).inc(n)
+    key = (stage, source, outcome, reason)
+    counter = _COUNTERS.get(key)
+    if counter is None:
+        name = f"{stage}/{source}/{outcome}" + (f"/{reason}" if reason else "")
+        counter = _COUNTERS[key] = Metrics.counter(NAMESPACE, name)
+    counter.inc(n)
 
 
 def with_changes(doc: Document, **changes) -> Document:

@@ -10,6 +10,12 @@ TIME_NAMESPACE = "curate_time"
 """Counters of worker microseconds spent in each stage's DoFns (``run.json`` stage_seconds)."""
 
 
+@functools.lru_cache(maxsize=None)
+def _counter(stage: str):
+    """One counter object per stage name (``outputs.count`` says why that is safe)."""
+    return Metrics.counter(TIME_NAMESPACE, stage)
+
+
 def timed(stage: str | None = None):
     """Decorate a DoFn's generator ``process`` to add its own time (not the time downstream
     stages spend on what it yields: fused consumers run inside ``yield``) to the stage's
@@ -24,7 +30,7 @@ def timed(stage: str | None = None):
                 yield item
                 t = time.perf_counter()
             spent += time.perf_counter() - t
-            Metrics.counter(TIME_NAMESPACE, stage or self.stage).inc(int(spent * 1e6))
+            _counter(stage or self.stage).inc(int(spent * 1e6))
 
         return wrapper
 
