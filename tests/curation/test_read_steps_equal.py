@@ -105,3 +105,19 @@ def test_document_words_count_as_word_counts_and_a_counter(sample_texts, monkeyp
         assert got.stop_words == sum(c for w, c in occurrences.items()
                                      if w.strip(string.punctuation) in wc.STOP_FORMS)
     assert len(wc._WORD_FLAGS) <= 50
+
+
+def test_cached_block_predictions_change_no_language(sample_texts, monkeypatch):
+    import pickle
+
+    import curation.language as language
+
+    fresh = language.LanguageIdentifier()
+    cached = language.LanguageIdentifier()
+    monkeypatch.setattr(language, "CACHED_BLOCKS", 200)  # emptied again and again
+    texts = sample_texts[::4] + sample_texts[::8]  # the second part repeats blocks of the first
+    for text in texts:
+        fresh._blocks.clear()  # every block predicted by fastText
+        assert cached.identify(text) == fresh.identify(text)
+    assert 0 < len(cached._blocks) <= 200
+    assert pickle.loads(pickle.dumps(cached))._blocks == {}  # the cache stays in its process
