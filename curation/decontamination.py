@@ -22,12 +22,13 @@ from itertools import islice
 from typing import Iterable, Mapping
 
 from curation.ngram_index import TaskNgramIndex
+from curation.word_hashes import APOSTROPHES
 
 # A word is a run of letters/digits (apostrophes inside words kept).  Punctuation is not part of
 # any word, so "Hello, world!" and "hello world" give the same n-gram.  Apostrophe look-alikes
 # that ftfy leaves alone (acute accent, grave accent, prime; U+02BC is a letter to ``\w``) join
 # a word too and read as "'", so "don\u00b4t" in a web page is the task's "don't", not "don t".
-_APOSTROPHES = "'\u2019\u2018\u02bc\u00b4`\u2032"
+_APOSTROPHES = APOSTROPHES  # "'\u2019\u2018\u02bc\u00b4`\u2032"
 _WORD_RE = re.compile(rf"\w+(?:[{_APOSTROPHES}]\w+)*")
 _APOSTROPHE_VARIANT_RE = re.compile(f"[{_APOSTROPHES[1:]}]")
 
@@ -171,13 +172,21 @@ def find_matches(
         index = TaskNgramIndex.from_ngrams(index)
     if not len(index):
         return []
-    hits = [h for h in index.lookup(words(text)) if h[2] not in ignore]
+    hits = [h for h in index.lookup_text(text, words) if h[2] not in ignore]
     if not hits:  # most documents: no offsets needed
         return []
     spans = _word_spans(text, {k for i, n, _, _ in hits for k in (i, i + n - 1)})
     matches = [Match(spans[i][0], spans[i + n - 1][1], ngram, task) for i, n, ngram, task in hits]
     matches.sort(key=lambda m: (m.start_char, m.end_char))
     return matches
+
+
+def find_matches_batch(texts: list[str], index: TaskNgramIndex) -> list[list[Match]]:
+    """``[find_matches(t, index) for t in texts]``, the texts screened many at a time
+    (``TaskNgramIndex.candidates``): only a text with a hash hit is matched on its own."""
+    if not len(index):
+        return [[] for _ in texts]
+    return [find_matches(t, index) if maybe else [] for t, maybe in zip(texts, index.candidates(texts))]
 
 
 def _word_spans(text: str, wanted: set[int]) -> dict[int, tuple[int, int]]:

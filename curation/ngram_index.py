@@ -12,8 +12,9 @@ four flat arrays (24 bytes per n-gram) plus the task texts themselves:
   holding it, so the attribution does not depend on the order task files are read in).
 
 A document is scanned by hashing all its n-gram windows at once (``ngram_hashes``: a polynomial
-rolling hash over per-word xxh3 hashes, vectorised in numpy) and looking them up in one
-``searchsorted``.  A 64-bit hash alone is not enough: at a 100M-n-gram index and ~1e11 document
+rolling hash over per-word hashes, ``curation.word_hashes``, all vectorised in numpy) and looking
+them up in one ``searchsorted``; only a document with a hit is split into word strings
+(``lookup_text``).  A 64-bit hash alone is not enough: at a 100M-n-gram index and ~1e11 document
 windows (MT-NLG's corpus) about one false hit is expected, and a false hit would cut text out
 of a clean document.  So every hash hit is VERIFIED by comparing the document's words with the
 stored words of each index entry carrying that hash; a match is never wrong, and a collision
@@ -22,35 +23,46 @@ n-grams) are kept side by side and told apart the same way.
 """
 from __future__ import annotations
 
+import math
 from typing import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
-import xxhash
 
-# An odd 64-bit multiplier (2^64 / golden ratio): multiplication by it is invertible mod 2^64,
-# so two windows that differ in one word never hash alike unless those words' hashes do.
-_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+from curation.word_hashes import (CHUNK, CONTEXT_CHARS, powers, text_word_hashes, text_words,
+                                  word_hashes)
+
+# An odd 64-bit constant (2^64 / golden ratio) added n times: windows of different lengths apart.
+_LENGTH = 0x9E3779B97F4A7C15
 _EMPTY = np.empty(0, dtype=np.uint64)
 
 
-def word_hashes(words: Sequence[str]) -> np.ndarray:
-    """xxh3-64 of every word (its UTF-8 bytes), as uint64: stable across processes and runs."""
-    h = xxhash.xxh3_64_intdigest
-    return np.array([h(w.encode("utf-8")) for w in words], dtype=np.uint64)
+def window_hashes(wh: np.ndarray, lengths) -> dict[int, np.ndarray]:
+    """``{n: ngram_hashes(wh, n)}`` for every ``n`` in ``lengths``, from one prefix sum."""
+    out, k = {}, len(wh)
+    if not k:
+        return {n: _EMPTY for n in lengths}
+    up, down = powers(k + 1)
+    prefix = np.zeros(k + 1, dtype=np.uint64)
+    np.cumsum(wh * up[:k], out=prefix[1:])  # uint64 arithmetic wraps mod 2^64, unchecked
+    for n in lengths:
+        m = k - n + 1
+        if m <= 0 or n <= 0:
+            out[n] = _EMPTY
+            continue
+        h = prefix[n:] - prefix[:m]
+        h *= down[:m]
+        h += np.uint64(_LENGTH * n % (1 << 64))
+        out[n] = h
+    return out
 
 
 def ngram_hashes(wh: np.ndarray, n: int) -> np.ndarray:
     """The hash of every ``n``-word window of the word hashes ``wh`` (``len(wh) - n + 1``
-    values): ``h = (...((n * M + w0) * M + w1)...) * M + w[n-1] mod 2^64``.  Seeding with ``n``
-    keeps windows of different lengths apart."""
-    m = len(wh) - n + 1
-    if m <= 0 or n <= 0:
-        return _EMPTY
-    acc = np.full(m, n, dtype=np.uint64)
-    for j in range(n):  # uint64 array arithmetic wraps mod 2^64 (numpy does not check overflow)
-        acc *= _MULTIPLIER
-        acc += wh[j:j + m]
-    return acc
+    values): ``h = n * L + sum(w[i + j] * R^j for j < n) mod 2^64`` (``R`` odd: invertible,
+    so two windows that differ in one word never hash alike unless those words' hashes do;
+    ``curation.word_hashes`` mixes every word hash).  Computed for all windows at once from
+    the prefix sums of ``w[k] * R^k``, divided by ``R^i`` (``window_hashes``)."""
+    return window_hashes(wh, [n])[n]
 
 
 class TaskNgramIndex:
@@ -65,6 +77,7 @@ class TaskNgramIndex:
                  sizes: np.ndarray, text: bytes, lengths: set[int]) -> None:
         self.tasks, self.hashes, self.task_ids = tasks, hashes, task_ids
         self.starts, self.sizes, self.text, self.lengths = starts, sizes, text, lengths
+        self._present = None
 
     # -- building ---------------------------------------------------------------------------
 
@@ -137,15 +150,90 @@ class TaskNgramIndex:
 
     # -- querying ---------------------------------------------------------------------------
 
+    def lookup_text(self, text: str, split) -> list[tuple[int, int, str, str]]:
+        """``lookup(split(text))``, where ``split`` is the word splitter the word hashes follow
+        (``curation.decontamination.words``): the text's word hashes come from its code points
+        (``text_word_hashes``) and only a text with a hash hit is split into words, whose hits
+        ``lookup`` then verifies."""
+        if not len(self.hashes) or not text:
+            return []
+        wh = text_word_hashes(text)
+        if wh is not None and not self._any_hit(wh):
+            return []  # most documents: no word strings at all
+        return self.lookup(split(text))
+
+    def candidates(self, texts: Sequence[str]) -> list[bool]:
+        """For each text, whether ``lookup_text`` may find anything in it: False when no window
+        of its words hashes to an index entry.  Texts are hashed many at a time (joined by
+        newlines, which no word spans; windows across two texts ignored), so a batch of short
+        documents costs a few numpy passes, not a few per document.  A text longer than
+        ``CHUNK`` or holding one of ``CONTEXT_CHARS`` is True (``lookup_text`` decides)."""
+        out = [True] * len(texts)
+        if not len(self.hashes):
+            return [False] * len(texts)
+        group: list[int] = []
+        size = 0
+        for i, t in enumerate(texts):
+            if not t:
+                out[i] = False
+            elif len(t) < CHUNK and not any(c in t for c in CONTEXT_CHARS):
+                if size + len(t) >= CHUNK:
+                    self._candidates(texts, group, out)
+                    group, size = [], 0
+                group.append(i)
+                size += len(t) + 1
+        self._candidates(texts, group, out)
+        return out
+
+    def _candidates(self, texts: Sequence[str], group: list[int], out: list[bool]) -> None:
+        if not group:
+            return
+        wh, word_starts = text_words("\n".join(texts[i] for i in group))
+        lengths = np.fromiter((len(texts[i]) + 1 for i in group), dtype=np.int64, count=len(group))
+        text_of = np.searchsorted(np.cumsum(lengths) - lengths, word_starts, side="right") - 1
+        hit = np.zeros(len(group), dtype=bool)
+        present, shift = self._presence()
+        for n, h in window_hashes(wh, sorted(self.lengths)).items():
+            maybe = np.flatnonzero(present[h >> shift])
+            maybe = maybe[text_of[maybe] == text_of[maybe + n - 1]]  # windows inside one text
+            if len(maybe):
+                pos = np.minimum(np.searchsorted(self.hashes, h[maybe]), len(self.hashes) - 1)
+                hit[text_of[maybe[self.hashes[pos] == h[maybe]]]] = True
+        for i, h in zip(group, hit.tolist()):
+            out[i] = h
+
+    def _any_hit(self, wh: np.ndarray) -> bool:
+        present, shift = self._presence()
+        for h in window_hashes(wh, sorted(self.lengths)).values():
+            maybe = h[present[h >> shift]]  # a table look-up per window, a search per candidate
+            if len(maybe):
+                pos = np.minimum(np.searchsorted(self.hashes, maybe), len(self.hashes) - 1)
+                if (self.hashes[pos] == maybe).any():
+                    return True
+        return False
+
+    def _presence(self) -> tuple[np.ndarray, np.uint64]:
+        """A table of which top-``bits`` hash prefixes the index holds (about 1 in 64 set, at
+        most 2^26 entries), built on first use: most windows are ruled out by one look-up
+        instead of a binary search of the hashes."""
+        if self._present is None:
+            bits = int(min(26, max(16, math.ceil(math.log2(max(2, len(self.hashes)))) + 6)))
+            shift = np.uint64(64 - bits)
+            present = np.zeros(1 << bits, dtype=bool)
+            present[self.hashes >> shift] = True
+            self._present = (present, shift)
+        return self._present
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_present": None}  # rebuilt where used
+
     def lookup(self, words: Sequence[str]) -> list[tuple[int, int, str, str]]:
         """Every window of ``words`` that is an indexed n-gram: ``(first word, length, ngram,
         task)``, by length then position."""
         if not len(self.hashes) or not words:
             return []
-        wh = word_hashes(words)
         out = []
-        for n in sorted(self.lengths):
-            h = ngram_hashes(wh, n)
+        for n, h in window_hashes(word_hashes(words), sorted(self.lengths)).items():
             if not len(h):
                 continue
             pos = np.searchsorted(self.hashes, h)

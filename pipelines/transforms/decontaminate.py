@@ -10,7 +10,7 @@ A per-document transform, ``docs -> {kept, removed, cuts, contamination, tasks}`
    no side input, no shuffle.  Task texts are normalised exactly as documents are
    (``normalized_words``).  Build time per worker: log line and the ``index_build_ms``
    distribution.
-2. ``MatchFn`` + frequency guard: every document is scanned against the index.  Clean documents
+2. ``MatchFn`` + frequency guard: every document is scanned against the index (in batches).  Clean documents
    leave at once, untouched (byte-identical).  Matched documents go on with their matches, and
    every matched n-gram occurrence is counted over the whole corpus (``CombinePerKey(sum)``);
    n-grams with ``>= frequent_ngram_count`` occurrences are common phrases (a side input: only
@@ -46,6 +46,8 @@ from pipelines.storage.task_files import task_texts
 from pipelines.transforms.sinks import Gather
 
 STAGE = "decontamination"
+MATCH_BATCH = 256
+"""Documents screened per call (``MatchFn``): ~1 MB of text for the sample's documents."""
 MATCHED, CUTS, EVENTS = "matched", "cuts", "events"
 
 
@@ -98,8 +100,10 @@ class TaskNgramCountsFn(beam.DoFn):
 
 
 class MatchFn(beam.DoFn):
-    """Clean documents to the main output unchanged; ``(doc, matches)`` to ``matched``;
-    ``((ngram, task), occurrences)`` to ``counts`` for the frequency guard."""
+    """A batch of documents (``BatchElements``) -> clean documents to the main output unchanged;
+    ``(doc, matches)`` to ``matched``; ``((ngram, task), occurrences)`` to ``counts`` for the
+    frequency guard.  The batch is screened at once (``find_matches_batch``: a few numpy passes
+    over all its texts instead of a few per document), in order."""
 
     def __init__(self, index: TaskIndex) -> None:
         self.index = index
@@ -113,22 +117,22 @@ class MatchFn(beam.DoFn):
         self._built = None
 
     @timed("decontamination")
-    def process(self, doc: Document):
-        from curation.decontamination import find_matches
+    def process(self, batch: list[Document]):
+        from curation.decontamination import find_matches_batch
 
         if self._index is None:
             self.setup()
             self.start_bundle()
-        matches = find_matches(doc.text, self._index)
-        if not matches:
-            yield doc
-            return
-        occurrences: dict[tuple[str, str], int] = {}
-        for m in matches:
-            occurrences[m.ngram, m.task] = occurrences.get((m.ngram, m.task), 0) + 1
-        for key, n in sorted(occurrences.items()):
-            yield beam.pvalue.TaggedOutput("counts", (key, n))
-        yield beam.pvalue.TaggedOutput(MATCHED, (doc, matches))
+        for doc, matches in zip(batch, find_matches_batch([d.text for d in batch], self._index)):
+            if not matches:
+                yield doc
+                continue
+            occurrences: dict[tuple[str, str], int] = {}
+            for m in matches:
+                occurrences[m.ngram, m.task] = occurrences.get((m.ngram, m.task), 0) + 1
+            for key, n in sorted(occurrences.items()):
+                yield beam.pvalue.TaggedOutput("counts", (key, n))
+            yield beam.pvalue.TaggedOutput(MATCHED, (doc, matches))
 
 
 def _cut_row(doc: Document, k: int, start: int, end: int, reason: str, task: str, ngram: str) -> dict:
@@ -225,7 +229,9 @@ class Decontaminate(beam.PTransform):
         ngrams = (docs.pipeline
                   | "TaskIndexStats" >> beam.Create([None])
                   | "NgramsPerTask" >> beam.ParDo(TaskNgramCountsFn(index)))
-        scanned = docs | "Match" >> beam.ParDo(MatchFn(index)).with_outputs("counts", MATCHED, main="clean")
+        scanned = (docs
+                   | "Batch" >> beam.BatchElements(min_batch_size=MATCH_BATCH, max_batch_size=MATCH_BATCH)
+                   | "Match" >> beam.ParDo(MatchFn(index)).with_outputs("counts", MATCHED, main="clean"))
         threshold = self.rule.frequent_ngram_count
         common = (  # (ngram, task) of the n-grams matched >= threshold times in the corpus
             scanned.counts

@@ -52,6 +52,7 @@ def test_hash_collisions_never_match(monkeypatch):
     """With a word hash that maps every word to the same value, every window of every length
     collides with every index entry of that length; verification must still answer exactly."""
     monkeypatch.setattr(ngram_index, "word_hashes", lambda ws: np.zeros(len(ws), dtype=np.uint64))
+    monkeypatch.setattr(ngram_index, "text_word_hashes", lambda text: np.zeros(len(words(text)), dtype=np.uint64))
     texts = [("race", "a b c d e f"), ("boolq", "f e d c b a"), ("anli", "b c d e f a"), ("race", "a a a")]
     index = build_task_ngrams(texts, 3, 3)
     ref = reference(texts, 3, 3)
@@ -71,12 +72,14 @@ def test_from_ngrams_holds_exactly_the_keys():
 
 
 def test_hashes_are_stable_across_processes():
-    # golden values: xxh3-64 of the UTF-8 words and the rolling combination never change with
-    # PYTHONHASHSEED, the platform or the run
+    # golden values: the words' code point hashes (curation.word_hashes) and their combination
+    # never change with PYTHONHASHSEED, the platform or the run
+    from curation.word_hashes import _R
+
     wh = word_hashes(["the", "café"])
-    assert wh.tolist() == [0xCB1283631CF33D7D, 0x4C83DBD5F29D367F]
-    m, mask = 0x9E3779B97F4A7C15, 2**64 - 1
-    assert ngram_hashes(wh, 2).tolist() == [((2 * m + wh[0].item()) * m + wh[1].item()) & mask] == [0x10EA8D688A0C8132]
+    assert wh.tolist() == [0xD2C966A8BEEBCB6C, 0x70E862F86FE30625]
+    length, mask = 0x9E3779B97F4A7C15, 2**64 - 1
+    assert ngram_hashes(wh, 2).tolist() == [(2 * length + wh[0].item() + wh[1].item() * _R) & mask] == [0xE99B9397A7A2E1EF]
     assert ngram_hashes(wh, 3).size == 0
 
 
