@@ -80,7 +80,8 @@ def _char_class(chars) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _parts():
-    """(((guard, fixer) for each character fixer), any-guard regex, badness window W or None)."""
+    """(((guard, fixer) for each character fixer), any-guard regex, badness window W or None,
+    regex of the characters some of which every badness match holds, or None)."""
     import ftfy
     from ftfy import chardata
 
@@ -96,7 +97,9 @@ def _parts():
     }
     fixers = tuple((re.compile(_char_class(acts_on[name])), ftfy.FIXERS[name]) for name in CHARACTER_FIXERS)
     fixable = re.compile(_char_class(set().union(*acts_on.values())))
-    return fixers, fixable, _badness_window(ftfy.badness.BADNESS_RE)
+    width = _badness_window(ftfy.badness.BADNESS_RE)
+    needed = _badness_chars(ftfy.badness.BADNESS_RE) if width is not None else None
+    return fixers, fixable, width, None if needed is None else re.compile(_char_class(needed))
 
 
 def _class_members(pattern: re.Pattern) -> set[str]:
@@ -151,17 +154,61 @@ def _badness_window(pattern: re.Pattern) -> int | None:
     return high
 
 
+def _non_ascii_chars(op, av) -> set[str] | None:
+    """The characters a LITERAL or IN element matches if all are non-ASCII, else None."""
+    from re import _constants as c
+
+    if op is c.LITERAL:
+        return {chr(av)} if av > 0x7F else None
+    if op is c.IN:
+        out: set[str] = set()
+        for k, v in av:
+            if k is c.LITERAL and v > 0x7F:
+                out.add(chr(v))
+            elif k is c.RANGE and v[0] > 0x7F:
+                out.update(map(chr, range(v[0], v[1] + 1)))
+            else:
+                return None
+        return out
+    return None
+
+
+def _badness_chars(pattern: re.Pattern) -> set[str] | None:
+    """Characters of which every match of ``pattern`` holds one: for each alternative, those of
+    its smallest element that matches one non-ASCII character and is not inside a repeat (so the
+    alternative cannot match without it).  None if an alternative has none, or case is ignored.
+
+    Why: ``is_bad``'s windows then need to surround only these characters, not every non-ASCII
+    one: the curly apostrophe, most accented letters and every non-Latin script are not among
+    them, and a segment holding none of them is not bad without a search."""
+    from re import _constants as c, _parser
+
+    if pattern.flags & re.IGNORECASE:
+        return None
+    parsed = _parser.parse(pattern.pattern, pattern.flags)
+    if len(parsed.data) != 1 or parsed.data[0][0] is not c.BRANCH:
+        return None
+    needed: set[str] = set()
+    for alternative in parsed.data[0][1][1]:
+        options = [x for x in (_non_ascii_chars(op, av) for op, av in alternative) if x]
+        if not options:
+            return None
+        needed |= min(options, key=len)
+    return needed
+
+
 def may_be_bad(text: str) -> bool:
-    """``ftfy.badness.is_bad(text)``, searching only near the non-ASCII characters."""
+    """``ftfy.badness.is_bad(text)``, searching only near the characters every match holds
+    (``_badness_chars``; near every non-ASCII character where those are unknown)."""
     from ftfy.badness import BADNESS_RE
 
-    width = _parts()[2]
+    width, needed = _parts()[2:]
     if text.isascii():
         return False
     if width is None:
         return bool(BADNESS_RE.search(text))
     spans: list[list[int]] = []
-    for m in _NON_ASCII.finditer(text):
+    for m in (needed or _NON_ASCII).finditer(text):
         start, end = m.start() - width + 1, m.start() + width
         if spans and start <= spans[-1][1]:
             spans[-1][1] = end
@@ -180,7 +227,7 @@ def fix_segment(text: str, unescape_html: bool = True) -> str:
     if not supported():
         config = ftfy.TextFixerConfig(explain=False, unescape_html="auto" if unescape_html else False)
         return ftfy.fix_and_explain(text, config).text
-    fixers, fixable, _ = _parts()
+    fixers, fixable = _parts()[:2]
     unescape_html = unescape_html and "<" not in text  # fix_and_explain's "auto", decided once
     while True:
         original = text

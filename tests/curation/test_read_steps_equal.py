@@ -121,3 +121,21 @@ def test_cached_block_predictions_change_no_language(sample_texts, monkeypatch):
         assert cached.identify(text) == fresh.identify(text)
     assert 0 < len(cached._blocks) <= 200
     assert pickle.loads(pickle.dumps(cached))._blocks == {}  # the cache stays in its process
+
+
+def test_badness_searched_near_its_characters_only(sample_texts):
+    from ftfy.badness import is_bad
+
+    from infra.compat.ftfy import _parts, may_be_bad
+
+    assert _parts()[3] is not None  # the installed ftfy's pattern is read, not the fallback
+    lines = [line for text in sample_texts for line in text.splitlines(True) if not line.isascii()][:1500]
+    garbled = [line.encode("utf-8").decode(enc, "replace") for line in lines[:300]
+               for enc in ("sloppy-windows-1252", "macroman", "sloppy-windows-1251")]
+    points = [chr(c) for c in range(0x80, 0x3000)] + ["\ufffd", "\ufb01", "\u2122"]
+    pairs = [a + b + " x" for a in points[::7] for b in ("Ã", "â€", " ", "a", "\u0153", "Â")]
+    found = 0
+    for text in lines + garbled + pairs + ["Ã ", "Â a", "x\nÃ y", "ÃƒÂ©"]:
+        assert may_be_bad(text) == is_bad(text)
+        found += is_bad(text)
+    assert found > 100
