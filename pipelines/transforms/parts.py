@@ -66,20 +66,32 @@ def to_row(doc: Document) -> dict:
     return row
 
 
+FIELD_NAMES = frozenset(name for name, _, _ in FIELDS)
+
+
 def from_row(row: dict) -> Document:
-    values = {k: (json.loads(v) if k in JSON_FIELDS and v is not None else v) for k, v in row.items()}
-    if values.get("meta") is None:
-        values["meta"] = {}
-    return Document.from_dict(values)
+    return _documents(list(row), [[v] for v in row.values()])[0]
+
+
+def _documents(names: list[str], columns: list[list]) -> list[Document]:
+    """Documents from part columns (values per name, one list per column): JSON columns
+    decoded, a missing meta ``{}``, columns that are no ``Document`` field left out."""
+    keep = [i for i, name in enumerate(names) if name in FIELD_NAMES]
+    names = [names[i] for i in keep]
+    columns = [[json.loads(v) if v is not None else None for v in columns[i]] if names[j] in JSON_FIELDS
+               else columns[i] for j, i in enumerate(keep)]
+    if "meta" in names:
+        j = names.index("meta")
+        columns[j] = [{} if v is None else v for v in columns[j]]
+    return [Document(**dict(zip(names, values))) for values in zip(*columns)]
 
 
 def read_part(url: str, batch_size: int = READ_BATCH) -> typing.Iterator[Document]:
-    """The documents of one part, streamed a batch at a time."""
+    """The documents of one part, streamed a batch at a time (decoded column by column)."""
     with FileSystems.open(url, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         pf = pq.ParquetFile(f)
         for batch in pf.iter_batches(batch_size=batch_size):
-            for row in batch.to_pylist():
-                yield from_row(row)
+            yield from _documents(batch.schema.names, [c.to_pylist() for c in batch.columns])
 
 
 def read_columns(url: str, columns: typing.Sequence[str]) -> list[Document]:
