@@ -19,6 +19,7 @@ text holding either returns None and the caller splits it into strings.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Sequence
 
 import numpy as np
@@ -40,16 +41,15 @@ _EMPTY = np.empty(0, dtype=np.uint64)
 def _tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per code point: whether it is a word character; whether it is an apostrophe variant and
     not a word character; and the code point it reads as in a word (lower case, ``'`` for an
-    apostrophe variant), 0 for a character that is neither."""
+    apostrophe variant), 0 for a character that is neither.  Made from one string of every
+    code point: the regex's own ``\\W`` marks the others, ``str.lower`` maps them (its only
+    one-to-many character, U+0130, is split off: ``CONTEXT_CHARS``)."""
     n = 0x110000
-    word = np.zeros(n, dtype=bool)
-    key = np.zeros(n, dtype=np.uint64)
-    for cp in range(n):
-        c = chr(cp)
-        if c.isalnum() or c == "_":
-            word[cp] = True
-            low = c.lower()
-            key[cp] = ord(low) if len(low) == 1 else cp
+    every = np.arange(n, dtype=np.uint32).tobytes().decode("utf-32-le", "surrogatepass")
+    word = _code_points(re.sub(r"\W", "\0", every)) != 0
+    i = ord(CONTEXT_CHARS[0])
+    lower = every[:i].lower() + every[i] + every[i + 1:].lower()
+    key = np.where(word, _code_points(lower), 0).astype(np.uint64)
     apostrophe = np.zeros(n, dtype=bool)
     for c in APOSTROPHES:
         apostrophe[ord(c)] = not word[ord(c)]
