@@ -80,7 +80,7 @@ def _char_class(chars) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _parts():
-    """(((guard, fixer) for each character fixer), any-guard regex, badness window W or None,
+    """(((characters, fixer) for each character fixer), their union as a regex, badness window W or None,
     regex of the characters some of which every badness match holds, or None)."""
     import ftfy
     from ftfy import chardata
@@ -95,7 +95,7 @@ def _parts():
         "remove_terminal_escapes": {"\x1b"},
         "remove_control_chars": set(map(chr, chardata.CONTROL_CHARS)),
     }
-    fixers = tuple((re.compile(_char_class(acts_on[name])), ftfy.FIXERS[name]) for name in CHARACTER_FIXERS)
+    fixers = tuple((frozenset(acts_on[name]), ftfy.FIXERS[name]) for name in CHARACTER_FIXERS)
     fixable = re.compile(_char_class(set().union(*acts_on.values())))
     width = _badness_window(ftfy.badness.BADNESS_RE)
     needed = _badness_chars(ftfy.badness.BADNESS_RE) if width is not None else None
@@ -235,10 +235,15 @@ def fix_segment(text: str, unescape_html: bool = True) -> str:
             text = ftfy.fixes.unescape_html(text)
         if may_be_bad(text):
             text = ftfy.fix_encoding(text)
-        if fixable.search(text):
-            for guard, fixer in fixers:  # each only where its characters are
-                if guard.search(text):
-                    text = fixer(text)
+        # Each fixer only where its characters are: the characters found by one scan (again
+        # after a fixer changed the text), not one search per fixer over the whole text.
+        found = set(fixable.findall(text))
+        if found:
+            for chars, fixer in fixers:
+                if not found.isdisjoint(chars):
+                    fixed = fixer(text)
+                    if fixed != text:
+                        text, found = fixed, set(fixable.findall(fixed))
         text = unicodedata.normalize("NFC", text)
         if text == original:
             return text
