@@ -77,14 +77,21 @@ def build_read(pbegin, env: StageEnv, _urls=None):
            | "PlanWork" >> PlanWork(cfg.inputs)
            | "ReadAndFilter" >> beam.ParDo(ChainFn(fns if site else fns + later)).with_outputs(
                REMOVED, DEAD_LETTER, READ, main="kept"))
-    kept, removed = out.kept, [out[REMOVED]]
+    kept, removed = [out.kept], [out[REMOVED]]
     if site:
         from pipelines.transforms.site_boilerplate import SiteBoilerplate
 
-        cleaned = kept | "SiteBoilerplate" >> SiteBoilerplate(cfg.site_boilerplate, env.out_dir)
-        rest = cleaned["kept"] | "Filter" >> beam.ParDo(ChainFn(later)).with_outputs(REMOVED, main="kept")
-        kept, removed = rest.kept, removed + [cleaned["removed"], rest[REMOVED]]
-    parts = kept | "WriteParts" >> WriteParts(env.out_dir, "read")
+        # the judged documents and those without a host go on apart, each filtered and written
+        # where it is (a Flatten of the two would pass every document through the driver)
+        cleaned = kept[0] | "SiteBoilerplate" >> SiteBoilerplate(cfg.site_boilerplate, env.out_dir,
+                                                                  separate_kept=True)
+        kept, removed = [], removed + [cleaned["removed"]]
+        for i, docs in enumerate(cleaned["kept_parts"]):
+            rest = docs | f"Filter{i or ''}" >> beam.ParDo(ChainFn(later)).with_outputs(REMOVED, main="kept")
+            kept.append(rest.kept)
+            removed.append(rest[REMOVED])
+    parts = flatten_small([k | f"WriteParts{i or ''}" >> WriteParts(env.out_dir, "read")
+                           for i, k in enumerate(kept)], "AllParts")
     outcomes = ({**{f"removed{i or ''}": r for i, r in enumerate(removed)},
                  "dead_letter": out[DEAD_LETTER], "read": out[READ]}
                 | "Outcomes" >> StageOutcomes(env.out_dir, "read", cfg.removed_sample,

@@ -136,9 +136,14 @@ class SiteBoilerplate(beam.PTransform):
     """Documents -> ``{"kept", "removed"}`` without the lines repeated across their site; writes
     ``<out_dir>/stats/site_boilerplate.parquet``."""
 
-    def __init__(self, cfg: SiteBoilerplateConfig, out_dir: str, label: str | None = None) -> None:
+    def __init__(self, cfg: SiteBoilerplateConfig, out_dir: str, label: str | None = None,
+                 separate_kept: bool = False) -> None:
         super().__init__(label)
         self.cfg, self.out_dir = cfg, out_dir
+        # separate_kept: return "kept_parts" [judged, unjudged] instead of one flattened "kept"
+        # (a Flatten of two stages' outputs passes every document through the local runner's
+        # driver: most of them, the unjudged, would make that trip for nothing).
+        self.separate_kept = separate_kept
 
     def expand(self, docs):
         cfg = self.cfg
@@ -170,5 +175,7 @@ class SiteBoilerplate(beam.PTransform):
              | "TableParts" >> beam.Flatten()
              | "TableRows" >> beam.FlatMap(_table_rows)
              | "Table" >> WriteSmallTable(join(self.out_dir, "stats", TABLE), SCHEMA))
+        if self.separate_kept:
+            return {"kept_parts": [out.kept, split[UNJUDGED]], "removed": out[REMOVED]}
         kept = (out.kept, split[UNJUDGED]) | "WithUnjudged" >> beam.Flatten()
         return {"kept": kept, "removed": out[REMOVED]}
