@@ -38,10 +38,16 @@ def test_site_boilerplate_removes_lines_shared_by_a_hosts_pages(tmp_path):
     docs.append(doc("wiki/1", f"{NAV}\nA book without a URL.\n{FOOTER}"))  # no host: not judged
     cfg = SiteBoilerplateConfig(enabled=True, host_documents=3)
     p = local_pipeline(test=False)
-    out = p | beam.Create(docs) | SiteBoilerplate(cfg, str(tmp_path))
+    created = p | beam.Create(docs)
+    out = created | SiteBoilerplate(cfg, str(tmp_path), separate_kept=True)  # as the read stage runs it
+    flat = created | "Flat" >> SiteBoilerplate(cfg, str(tmp_path / "flat"))  # one "kept" collection
     kept_path, removed_path = tmp_path / "kept.txt", tmp_path / "removed.txt"
-    _ = (out["kept"] | "K" >> beam.Map(lambda d: (d.id, d.text, d.boilerplate_chars))
-         | "KL" >> _Collect(kept_path))
+    judged, unjudged = out["kept_parts"]
+    _ = ((judged, unjudged) | "Both" >> beam.Flatten()
+         | "K" >> beam.Map(lambda d: (d.id, d.text, d.boilerplate_chars)) | "KL" >> _Collect(kept_path))
+    _ = unjudged | "U" >> beam.Map(lambda d: d.id) | "UL" >> _Collect(tmp_path / "unjudged.txt")
+    _ = (flat["kept"] | "F" >> beam.Map(lambda d: (d.id, d.text, d.boilerplate_chars))
+         | "FL" >> _Collect(tmp_path / "flat.txt"))
     _ = (out["removed"] | "R" >> beam.Map(lambda r: (r.doc.id, r.stage, r.reason))
          | "RL" >> _Collect(removed_path))
     result = p.run()
@@ -55,10 +61,12 @@ def test_site_boilerplate_removes_lines_shared_by_a_hosts_pages(tmp_path):
     assert kept["cc/b#0"] == (f"{NAV}\nOther site bridge says hello.\n{FOOTER}", 0)  # unchanged
     assert kept["wiki/1"][1] is None and NAV in kept["wiki/1"][0]
     assert _read(removed_path) == [("cc/a#5", "site_boilerplate", "empty_after_boilerplate")]
+    assert _read(tmp_path / "unjudged.txt") == ["wiki/1"]
+    assert sorted(_read(tmp_path / "flat.txt")) == sorted(_read(kept_path))
 
     counters = {c.key.metric.name: c.committed for c in
                 result.metrics().query(MetricsFilter().with_namespace("curate"))["counters"]}
-    assert counters["site_boilerplate/cc_2020_50/kept"] == 7
+    assert counters["site_boilerplate/cc_2020_50/kept"] == 7  # either application (a dict by name)
     assert counters["site_boilerplate/cc_2020_50/removed/empty_after_boilerplate"] == 1
     assert counters["site_boilerplate/wikipedia/skipped"] == 1
     assert counters["site_boilerplate/cc_2020_50/lines_removed"] == 5 * 3 + 3
