@@ -10,7 +10,7 @@ import unicodedata
 
 import ftfy
 
-from infra.compat.ftfy import fix_segment
+from infra.compat.ftfy import fix_lines, fix_segment
 
 # ftfy.fix_text works line by line; a line of printable ASCII, tabs and its newline, without "&"
 # (HTML entities), is one it provably returns unchanged: encoding fixes return ASCII as it is,
@@ -68,23 +68,38 @@ def normalize_text(text: str) -> str:
 def fix_text(text: str) -> str:
     """Exactly ``ftfy.fix_text(text)``, without handing ftfy the lines it leaves alone.
 
-    The loop is ftfy's own (the same segments, and the same rule that HTML entities stop being
-    unescaped once a segment contains "<"); a line that ftfy may change is fixed by
-    ``infra.compat.ftfy.fix_segment`` (``ftfy.fix_and_explain``'s steps, each skipped where it
-    provably returns its input).  Equality with ftfy is tested on the sample corpus, every
-    code point and adversarial text."""
+    The segments are ftfy's own (its lines, and the same rule that HTML entities stop being
+    unescaped once a segment contains "<"); the lines are fixed together by
+    ``infra.compat.ftfy.fix_lines`` where no line may hold mojibake, else each line that ftfy
+    may change by ``infra.compat.ftfy.fix_segment`` (``ftfy.fix_and_explain``'s steps, each
+    skipped where it provably returns its input).  Equality with ftfy is tested on the sample
+    corpus, every code point and adversarial text."""
     if not _FTFY_MAY_CHANGE.search(text):
         return text
     if len(text) > _FTFY_CONFIG.max_decode_length:  # ftfy also cuts long lines: its own loop
         return _fix_text_by_segments(text)
-    # Only the lines holding a character ftfy may change are visited; HTML entities are
-    # unescaped in a line only while no line up to and including it holds "<".
-    first_lt, out, pos = text.find("<"), [], 0
+    # HTML entities are unescaped in a line only while no line up to and including it holds
+    # "<": the lines before the first "<" line are unescaped, that line and the rest are not.
+    # Each part is fixed whole (``fix_lines``) unless one of its lines may hold mojibake.
+    first_lt = text.find("<")
+    cut = len(text) if first_lt < 0 else text.rfind("\n", 0, first_lt) + 1
+    out = []
+    for part, unescape in ((text[:cut], True), (text[cut:], False)):
+        if _FTFY_MAY_CHANGE.search(part):
+            fixed = fix_lines(part, unescape)
+            part = _fix_line_by_line(part, unescape) if fixed is None else fixed
+        out.append(part)
+    return "".join(out)
+
+
+def _fix_line_by_line(text: str, unescape: bool) -> str:
+    """Only the lines holding a character ftfy may change are visited, each by ``fix_segment``."""
+    out, pos = [], 0
     while (m := _FTFY_MAY_CHANGE.search(text, pos)) is not None:
         start = text.rfind("\n", pos, m.start()) + 1 or pos
         end = text.find("\n", m.start()) + 1 or len(text)
         out.append(text[pos:start])
-        out.append(fix_segment(text[start:end], first_lt < 0 or first_lt >= end))
+        out.append(fix_segment(text[start:end], unescape))
         pos = end
     out.append(text[pos:])
     return "".join(out)

@@ -247,3 +247,69 @@ def fix_segment(text: str, unescape_html: bool = True) -> str:
         text = unicodedata.normalize("NFC", text)
         if text == original:
             return text
+
+
+_HTML_ENTITY_PATTERN = r"&#?[0-9A-Za-z]{1,24};"
+"""ftfy 6.3's entity pattern (``ftfy.fixes.HTML_ENTITY_RE``): no match holds a line break."""
+
+
+def fix_lines(text: str, unescape_html: bool = True) -> str | None:
+    """``fix_segment`` of every line of ``text`` (with its "\\n", as ``ftfy.fix_text`` cuts them),
+    joined, computed on the whole text at once; None where a line may hold mojibake (then the
+    caller fixes line by line).  All lines take one ``unescape_html``.
+
+    Why it is the same: but for ``fix_encoding``, every step of the loop acts on each line alone
+    (entities, the character fixers and NFC neither match nor compose across a line break), so a
+    pass over the text is the passes over its lines joined, and it leaves the text unchanged
+    exactly when it leaves every line unchanged; ``fix_encoding`` runs only on a line ``is_bad``
+    finds, and ``_lines_may_be_bad`` finds every such line (or more, then None).  Why: one loop
+    per page instead of one per line holding a non-ASCII character, each with its own passes."""
+    import ftfy
+
+    if not supported():
+        return None
+    fixers, fixable, width, needed = _parts()
+    if width is None or needed is None or ftfy.fixes.HTML_ENTITY_RE.pattern != _HTML_ENTITY_PATTERN:
+        return None
+    unescape_html = unescape_html and "<" not in text
+    while True:
+        original = text
+        if unescape_html and "&" in text:
+            text = ftfy.fixes.unescape_html(text)
+        if _lines_may_be_bad(text, width, needed):
+            return None
+        found = set(fixable.findall(text))
+        if found:
+            for chars, fixer in fixers:
+                if not found.isdisjoint(chars):
+                    fixed = fixer(text)
+                    if fixed != text:
+                        text, found = fixed, set(fixable.findall(fixed))
+        text = unicodedata.normalize("NFC", text)
+        if text == original:
+            return text
+
+
+def _lines_may_be_bad(text: str, width: int, needed: re.Pattern) -> bool:
+    """True if ``is_bad`` finds some line of ``text`` bad (and maybe where it finds none: a match
+    across a line break).  A match is at most ``width`` characters and holds one of ``needed``,
+    so it lies in the window around that character; a match anchored by ``^`` starts its line,
+    so each line start that close to such a character is also tried on its own."""
+    from ftfy.badness import BADNESS_RE
+
+    if text.isascii():
+        return False
+    spans: list[list[int]] = []
+    starts: set[int] = set()
+    for m in needed.finditer(text):
+        q = m.start()
+        start, end = q - width + 1, q + width
+        if spans and start <= spans[-1][1]:
+            spans[-1][1] = end
+        else:
+            spans.append([max(start, 0), end])
+        line = text.rfind("\n", 0, q) + 1
+        if line and q - line < width:  # a line start other than the text's (which windows see)
+            starts.add(line)
+    return (any(BADNESS_RE.search(text, a, b) for a, b in spans)
+            or any(BADNESS_RE.match(text[p:p + width]) for p in starts))

@@ -141,3 +141,20 @@ def test_badness_searched_near_its_characters_only(sample_texts):
         assert may_be_bad(text) == is_bad(text)
         found += is_bad(text)
     assert found > 100
+
+
+LINE_PIECES = ["Ã ", "Â ", "Ã©", "â€™", "“q”", "’", "&amp;", "&eacute;", "<b>", "é", "e\u0301", "\u2028", "\r\n",
+               "\ufb01", "\uff21", "\x85", "\x9c", "x", " ", "\n", "\n", "\n"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(LINE_PIECES), max_size=30))
+def test_lines_fixed_together_as_ftfy_fixes_them(pieces):
+    """Mojibake at a line start in mid-text ("^" alternatives), line breaks made by the fixers,
+    entities before and after a "<" line: ``fix_text`` (whole parts or line by line) is ftfy's."""
+    import ftfy
+
+    from curation.normalize import fix_text
+
+    text = "".join(pieces)
+    assert fix_text(text) == ftfy.fix_text(text)
