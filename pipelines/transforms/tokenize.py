@@ -63,7 +63,8 @@ class Tokenize(beam.PTransform):
     def expand(self, docs):
         out = (
             docs
-            | "Batch" >> beam.BatchElements(min_batch_size=1, max_batch_size=self.batch_size)
+            # a fixed size: an adaptive one fits a regression per batch and starts from 1
+            | "Batch" >> beam.BatchElements(min_batch_size=self.batch_size, max_batch_size=self.batch_size)
             | "Encode" >> beam.ParDo(TokenizeBatchFn(self.tokenizer_path, self.min_tokens))
             .with_outputs(REMOVED, main="kept")
         )
