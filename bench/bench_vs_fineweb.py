@@ -301,7 +301,7 @@ def one_set(args, pages_kind: str, pages_all: list, dt_python: str, tree: str) -
           f"{facts['bytes'] / 1e6:.1f} MB of compressed WARC ({set_dir}/input/cc)", flush=True)
     by_name = {name: item for name, item, _ in pages}
     runs: dict[str, list] = {"ours": [], "fineweb": []}
-    sides = ("ours", "fineweb") if args.fineweb_from is None else ("ours",)
+    sides = ("fineweb",) if args.fineweb_only else ("ours", "fineweb") if args.fineweb_from is None else ("ours",)
     if args.fineweb_from:  # the FineWeb side's runs of an earlier invocation on the same set
         earlier = {r["pages"]: r for r in json.load(open(args.fineweb_from))}[pages_kind]
         same = json.loads(json.dumps({k: v for k, v in facts.items() if k != "urls"}, default=str))
@@ -322,6 +322,8 @@ def one_set(args, pages_kind: str, pages_all: list, dt_python: str, tree: str) -
             runs[side].append(res)
             print(f"run {r} {side:<8} wall {res['wall']:7.1f} s  CPU {res['cpu']:7.1f} s (sampled "
                   f"{res['cpu_sampled']:.1f})  load1 {os.getloadavg()[0]:.1f}", flush=True)
+    if args.fineweb_only:
+        return {"pages": pages_kind, "facts": {k: v for k, v in facts.items() if k != "urls"}, "runs": runs}
     med = {s: min(v, key=lambda x: abs(x["cpu"] - statistics.median(y["cpu"] for y in v))) for s, v in runs.items()}
     return {"pages": pages_kind, "facts": {k: v for k, v in facts.items() if k != "urls"}, "runs": runs,
             "median": med}
@@ -348,7 +350,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fineweb-from", metavar="JSON",
                     help="take the FineWeb side's runs from an earlier --json of the same set (its CPU "
                          "time, not wall, is what compares across runs) and run ours only")
+    ap.add_argument("--fineweb-only", action="store_true",
+                    help="run the FineWeb side only and write its runs to --json (for --fineweb-from)")
     args = ap.parse_args(argv)
+    if args.fineweb_only and (not args.json or args.fineweb_from):
+        ap.error("--fineweb-only needs --json and excludes --fineweb-from")
     dt_python = ensure_datatrove(args.dt_venv)
     ensure_fineweb_extras(dt_python)
     os.makedirs(args.workdir, exist_ok=True)
@@ -356,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     kinds = ["all", "english"] if args.lang_mix else [args.pages]
     tree, ours_version = our_tree(args.ours_rev, args.workdir)
     results = [one_set(args, kind, pages, dt_python, tree) for kind in kinds]
+    if args.fineweb_only:
+        json.dump(results, open(args.json, "w"), indent=1, default=str)
+        print(f"FineWeb side only: its runs are in {args.json}; run ours with --fineweb-from {args.json}")
+        return 0
     for res in results:
         res["median"]["ours"]["version"] = ours_version
     print_report(results, args, DIFFERENCES, TB)
