@@ -67,6 +67,8 @@ GPT2_JSON = os.path.join(ROOT, "data_manifests", "tokenizers", "gpt2", "tokenize
 DIFFERENCES = [
     "ours: the shipped mtnlg config with its inputs replaced by the set and decontamination off "
     "(the recipe has none, and it needs eval task files)",
+    "language id cache: ours with language.cached_blocks 0 (each page repeats records/pages times in "
+    "the set: the cache of block predictions would measure the repetition)",
     "extraction: ours `main_text`, FineWeb trafilatura favour_precision (each side's own: compared); "
     "FineWeb's trafilatura with deduplicate=False (its per-process cache cuts text from later copies "
     "of a page; ours has none) and a 30 s timeout (recipe: 1 s; a shared machine would drop pages for "
@@ -212,6 +214,9 @@ def run_ours(set_dir: str, work: str, workers: int, no_dedup: bool, tag: str, tr
     finally:
         bench_real_articles.ROOT = saved
     cfg = yaml.safe_load(open(cfg_path))
+    # every page of the set repeats records/pages times, far more than in a crawl: the language
+    # block cache would measure that repetition (FineWeb's trafilatura runs without its cache too)
+    cfg.setdefault("language", {})["cached_blocks"] = 0
     if no_dedup:
         cfg["dedup"] = {"exact": False, "fuzzy": dict(cfg["dedup"]["fuzzy"], enabled=False)}
     cfg_path = os.path.join(work, f"{tag}.yaml")

@@ -13,7 +13,7 @@ document.
 A block's prediction is a function of its text alone, and the read stage sees the same blocks
 again and again (a site's navigation and footer lines, the copies of a page that dedup removes
 only later; 28-38% of the block characters each worker met on the 25k sample), so each identifier
-keeps the predictions of the last ``CACHED_BLOCKS`` distinct blocks it met and asks fastText only
+keeps the predictions of the last ``cached_blocks`` distinct blocks it met and asks fastText only
 for the others.
 """
 from __future__ import annotations
@@ -58,6 +58,11 @@ class LanguageConfig:
     captions), and fewer, longer blocks cost fewer predictions.  The last short lines join the
     block before them, so every character of the prefix counts."""
 
+    cached_blocks: int = 100_000
+    """Block predictions each worker keeps (~30 MB of ~100-character blocks; emptied when full,
+    which costs predictions, never a result); 0: none kept.  A benchmark whose input repeats
+    whole pages far more than a crawl does turns it off, or it measures the repetition."""
+
     def __post_init__(self) -> None:
         if not self.allowed:
             raise ValueError("allowed: list at least one language code")
@@ -67,11 +72,10 @@ class LanguageConfig:
             raise ValueError(f"max_chars: must be >= 1, got {self.max_chars}")
         if self.block_chars < 1:
             raise ValueError(f"block_chars: must be >= 1, got {self.block_chars}")
+        if self.cached_blocks < 0:
+            raise ValueError(f"cached_blocks: must be >= 0, got {self.cached_blocks}")
 
 
-CACHED_BLOCKS = 100_000
-"""Block predictions kept per identifier (~30 MB of ~100-character blocks; emptied when full,
-which costs predictions, never a result)."""
 SCORE_TOP_K = 5
 """Labels asked of the scoring call: the blocks' language is almost always the top one."""
 
@@ -130,10 +134,11 @@ class LanguageIdentifier(LazyModel):
     and dropped on pickling, so Beam can ship the identifier to workers."""
 
     def __init__(self, model_path: str | None = None, max_chars: int = 10_000,
-                 block_chars: int = 100) -> None:
+                 block_chars: int = 100, cached_blocks: int = 100_000) -> None:
         self.model_path = model_path
         self.max_chars = max_chars
         self.block_chars = block_chars
+        self.cached_blocks = cached_blocks
         self._model = None
         self._blocks: dict[str, tuple[str, float]] = {}  # block -> (label, probability), k=1
 
@@ -181,10 +186,13 @@ class LanguageIdentifier(LazyModel):
         missing = [i for i, g in enumerate(got) if g is None]
         if missing:
             labels, probs = model.f.multilinePredict([parts[i] + "\n" for i in missing], 1, 0.0, "strict")
-            if len(cache) + len(missing) > CACHED_BLOCKS:
+            if len(cache) + len(missing) > self.cached_blocks:
                 cache.clear()
+            keep = len(missing) <= self.cached_blocks
             for i, lab, pr in zip(missing, labels, probs):
-                got[i] = cache[parts[i]] = (lab[0].removeprefix("__label__"), float(pr[0]))
+                got[i] = (lab[0].removeprefix("__label__"), float(pr[0]))
+                if keep:
+                    cache[parts[i]] = got[i]
         return got
 
     def predict(self, text: str) -> tuple[str, float]:
@@ -204,4 +212,4 @@ def keep_language(lang: str, score: float, cfg: LanguageConfig) -> FilterResult:
 
 
 def make_identifier(cfg: LanguageConfig) -> LanguageIdentifier:
-    return LanguageIdentifier(cfg.model_path, cfg.max_chars, cfg.block_chars)
+    return LanguageIdentifier(cfg.model_path, cfg.max_chars, cfg.block_chars, cfg.cached_blocks)

@@ -40,7 +40,8 @@ class LanguageFn(FilterDoFn):
 
     def setup(self) -> None:
         path = local_copy(self.cfg.model_path, self.model_sha256) if self.cfg.model_path else None
-        self._identifier = LanguageIdentifier(path, self.cfg.max_chars, self.cfg.block_chars)
+        self._identifier = LanguageIdentifier(path, self.cfg.max_chars, self.cfg.block_chars,
+                                              self.cfg.cached_blocks)
 
     def check(self, doc: Document) -> tuple[Document, FilterResult]:
         if self._identifier is None:

@@ -109,20 +109,22 @@ def test_document_words_count_as_word_counts_and_a_counter(sample_texts, monkeyp
     assert len(wc._WORD_FLAGS) <= 50
 
 
-def test_cached_block_predictions_change_no_language(sample_texts, monkeypatch):
+def test_cached_block_predictions_change_no_language(sample_texts):
     import pickle
 
     import curation.language as language
 
     fresh = language.LanguageIdentifier()
-    cached = language.LanguageIdentifier()
-    monkeypatch.setattr(language, "CACHED_BLOCKS", 200)  # emptied again and again
+    cached = language.LanguageIdentifier(cached_blocks=200)  # emptied again and again
+    uncached = language.LanguageIdentifier(cached_blocks=0)  # language.cached_blocks: 0
     texts = sample_texts[::6] + sample_texts[::12]  # the second part repeats blocks of the first
     for text in texts:
         fresh._blocks.clear()  # every block predicted by fastText
-        assert cached.identify(text) == fresh.identify(text)
-    assert 0 < len(cached._blocks) <= 200
+        assert cached.identify(text) == fresh.identify(text) == uncached.identify(text)
+    assert 0 < len(cached._blocks) <= 200 and uncached._blocks == {}
     assert pickle.loads(pickle.dumps(cached))._blocks == {}  # the cache stays in its process
+    with pytest.raises(ValueError, match="cached_blocks"):
+        language.LanguageConfig(cached_blocks=-1)
 
 
 def test_badness_searched_near_its_characters_only(sample_texts):
