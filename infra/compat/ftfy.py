@@ -235,18 +235,22 @@ def fix_segment(text: str, unescape_html: bool = True) -> str:
             text = ftfy.fixes.unescape_html(text)
         if may_be_bad(text):
             text = ftfy.fix_encoding(text)
-        # Each fixer only where its characters are: the characters found by one scan (again
-        # after a fixer changed the text), not one search per fixer over the whole text.
-        found = set(fixable.findall(text))
-        if found:
-            for chars, fixer in fixers:
-                if not found.isdisjoint(chars):
-                    fixed = fixer(text)
-                    if fixed != text:
-                        text, found = fixed, set(fixable.findall(fixed))
-        text = unicodedata.normalize("NFC", text)
+        text = unicodedata.normalize("NFC", _fix_characters(text, fixers, fixable))
         if text == original:
             return text
+
+
+def _fix_characters(text: str, fixers, fixable: re.Pattern) -> str:
+    """The character fixers of one pass, each only where its characters are: the characters found
+    by one scan (again after a fixer changed the text), not one search per fixer over the text."""
+    found = set(fixable.findall(text))
+    if found:
+        for chars, fixer in fixers:
+            if not found.isdisjoint(chars):
+                fixed = fixer(text)
+                if fixed != text:
+                    text, found = fixed, set(fixable.findall(fixed))
+    return text
 
 
 _HTML_ENTITY_PATTERN = r"&#?[0-9A-Za-z]{1,24};"
@@ -278,14 +282,7 @@ def fix_lines(text: str, unescape_html: bool = True) -> str | None:
             text = ftfy.fixes.unescape_html(text)
         if _lines_may_be_bad(text, width, needed):
             return None
-        found = set(fixable.findall(text))
-        if found:
-            for chars, fixer in fixers:
-                if not found.isdisjoint(chars):
-                    fixed = fixer(text)
-                    if fixed != text:
-                        text, found = fixed, set(fixable.findall(fixed))
-        text = unicodedata.normalize("NFC", text)
+        text = unicodedata.normalize("NFC", _fix_characters(text, fixers, fixable))
         if text == original:
             return text
 
