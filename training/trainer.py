@@ -392,8 +392,12 @@ class Trainer:
             return self._stop_requested
         flag = torch.tensor(float(self._stop_requested), device=self.device)
         dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-        self._stop_requested = bool(flag.item())
-        return self._stop_requested
+        # A SIGTERM handled while the all-reduce ran (its peer was slow) set the request after
+        # the flag was read: kept, the next step's agreement stops; overwritten by the agreed
+        # "no", the signal was lost and the ranks trained on until the agent killed them.
+        agreed = bool(flag.item())
+        self._stop_requested = self._stop_requested or agreed
+        return agreed
 
     def _should_continue(self) -> bool:
         s = self.cfg.schedule

@@ -75,6 +75,26 @@ def test_sigterm_checkpoints_and_stops(tmp_path):
     assert signal.getsignal(signal.SIGTERM) is not None  # handler restored
 
 
+def test_a_sigterm_taken_during_the_stop_agreement_is_kept(monkeypatch):
+    """The ranks agree to stop by an all-reduce of their requests; a SIGTERM whose handler runs
+    while that all-reduce waits for a slow peer came after this rank's flag was read.  It must
+    stop the next step, not be overwritten by the agreed "no" (the ranks then trained on until
+    the agent killed them, without a checkpoint: seen under load in the elastic launch test)."""
+    from types import SimpleNamespace
+
+    import training.trainer as trainer_module
+
+    ranks = SimpleNamespace(mesh=object(), device="cpu", _stop_requested=False)
+
+    def all_reduce_with_a_signal(flag, op):  # every peer said no; the handler runs meanwhile
+        ranks._stop_requested = True
+    monkeypatch.setattr(trainer_module.dist, "all_reduce", all_reduce_with_a_signal)
+    assert Trainer._agree_to_stop(ranks) is False  # this step's agreement: no one asked yet
+    assert ranks._stop_requested
+    monkeypatch.setattr(trainer_module.dist, "all_reduce", lambda flag, op: None)
+    assert Trainer._agree_to_stop(ranks) is True  # the next step's: this rank asks
+
+
 def test_metrics_have_throughput_and_shares(tmp_path):
     cfg = config(tmp_path, train_steps=1, **{"checkpoint.enabled": False})
     Trainer(cfg, RepeatedDataset(SEQ), TOKENIZER, source_targets={"a": 0.5, "b": 0.5}).train()
