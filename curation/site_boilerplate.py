@@ -3,9 +3,11 @@
 A site's navigation, footer, cookie notice and share bar survive main-text extraction on some
 pages; on one page they look like text, across the site they are the same lines again and
 again.  CCNet (Wenzek et al., 2020) and Dolma remove such paragraphs by their hashes; here a
-line is boilerplate when its normalised form occurs in more than ``host_documents`` documents
-of the same host (``www.`` aside), or, optionally, in more than ``corpus_documents`` documents
-of the whole corpus.  Such lines are removed from every document that holds them, before the
+line is boilerplate when its normalised form occurs in more than ``host_documents`` distinct
+documents of the same host (``www.`` aside), or, optionally, in more than ``corpus_documents``
+distinct documents of the whole corpus.  Distinct by content: copies of one page (a print
+version, the page under tracking parameters, a mirror) count once, or a page a host serves four
+times would lose every line of every copy, its article included.  Such lines are removed from every document that holds them, before the
 heuristic filters and the tokenizer see the text.
 
 This module is the per-document half (no Beam): which lines a document offers for counting
@@ -37,8 +39,8 @@ class SiteBoilerplateConfig:
     """Off unless a config turns it on: MT-NLG had no such stage (a reproduction leaves it off);
     the shipped ``mtnlg`` config turns it on."""
     host_documents: int = 3
-    """A line whose normalised form occurs in MORE than this many documents of one host is
-    removed from all of them.  A site's navigation and footer are on nearly every page; a
+    """A line whose normalised form occurs in MORE than this many distinct documents of one host
+    (copies of a page count once: ``content_key``) is removed from all of them.  A site's navigation and footer are on nearly every page; a
     sentence an article shares with three others of its site is rare and seldom worth keeping."""
     corpus_documents: int = 0
     """Also remove a line found in more than this many documents of the whole corpus (any host),
@@ -100,6 +102,13 @@ def normalized_lines(text: str) -> list[str]:
     plus a generator per character (tests/curation/test_read_steps_equal.py compares them)."""
     text = unicodedata.normalize("NFD", text.lower()).translate(_LINE_CHARS)
     return [" ".join(line.split()) for line in text.split("\n")]
+
+
+def content_key(hashes: list[int]) -> int:
+    """What makes two documents of a host one document for the counts: their normalised lines
+    (``line_hashes``), in order; copies differing in case, digits (a date, a view count),
+    punctuation or spacing have the same key."""
+    return stable_hash(" ".join(map(str, hashes)))
 
 
 def line_hashes(text: str, min_chars: int = 1) -> list[int]:

@@ -4,9 +4,10 @@
 stage between language id and the heuristic filters.  Three shuffles, none holding more than one
 key's records on a worker:
 
-1. every document with a host emits ``((host, line_hash), doc_id)`` once per distinct line
-   (and ``(("", line_hash), doc_id)`` with the corpus-wide rule); ``CombinePerKey(sum)`` counts
-   the documents per key and keeps the keys above their threshold;
+1. every document with a host emits ``((host, line_hash), (doc_id, content_key))`` once per
+   distinct line (and ``(("", line_hash), ...)`` with the corpus-wide rule); a ``CombinePerKey``
+   counts the distinct contents per key (copies of a page count once), each accumulator a set
+   of at most threshold + 1 keys, and keeps the keys above their threshold;
 2. a ``CoGroupByKey`` of those counts with the line records turns each condemned key into
    ``(doc_id, line_hash)`` for the documents holding it;
 3. a ``CoGroupByKey`` by document id joins every document with a host with its condemned
@@ -30,8 +31,8 @@ import apache_beam as beam
 import pyarrow as pa
 
 from curation.document import Document, Removal
-from curation.site_boilerplate import (CORPUS, EMPTIED, STAGE, SiteBoilerplateConfig, host_of,
-                                       line_hashes, remove_lines)
+from curation.site_boilerplate import (CORPUS, EMPTIED, STAGE, SiteBoilerplateConfig,
+                                       content_key, host_of, line_hashes, remove_lines)
 from pipelines.storage.files import join
 from pipelines.transforms.outputs import REMOVED, count, with_changes
 from pipelines.transforms.sinks import WriteSmallTable
@@ -65,7 +66,8 @@ class _SplitFn(beam.DoFn):
 
 
 class _LineRecordsFn(beam.DoFn):
-    """A document -> ``((host, hash), doc_id)`` per distinct line (and the corpus-wide key)."""
+    """A document -> ``((host, hash), (doc_id, content_key))`` per distinct line (and the
+    corpus-wide key)."""
 
     def __init__(self, cfg: SiteBoilerplateConfig) -> None:
         self.cfg = cfg
@@ -74,18 +76,48 @@ class _LineRecordsFn(beam.DoFn):
     def process(self, doc: Document):
         host = host_of(doc.url)
         corpus = self.cfg.corpus_documents > 0
-        for h in line_hashes(doc.text, self.cfg.min_line_chars):
-            yield (host, h), doc.id
+        hashes = line_hashes(doc.text, self.cfg.min_line_chars)
+        value = doc.id, content_key(hashes)
+        for h in hashes:
+            yield (host, h), value
             if corpus:
-                yield (CORPUS, h), doc.id
+                yield (CORPUS, h), value
+
+
+class DistinctUpTo(beam.CombineFn):
+    """The number of distinct values, counted up to ``cap`` (a set of at most ``cap`` values
+    per key however many documents hold the line: a site's footer is on all its pages)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+
+    def create_accumulator(self):
+        return set()
+
+    def add_input(self, seen, value):
+        if len(seen) < self.cap:
+            seen.add(value)
+        return seen
+
+    def merge_accumulators(self, accumulators):
+        merged = set()
+        for seen in accumulators:
+            for value in seen:
+                if len(merged) >= self.cap:
+                    return merged
+                merged.add(value)
+        return merged
+
+    def extract_output(self, seen):
+        return len(seen)
 
 
 def _condemned(kv, cfg: SiteBoilerplateConfig):
-    """``((host, hash), {"n": [count], "ids": doc ids})`` -> ``(doc_id, hash)`` when the key
-    occurs in more documents than its threshold allows."""
+    """``((host, hash), {"n": [count], "ids": (doc_id, content_key)s})`` -> ``(doc_id, hash)``
+    when the key occurs in more distinct documents than its threshold allows."""
     (host, h), got = kv
     if any(n > cfg.threshold(host) for n in got["n"]):
-        for doc_id in got["ids"]:
+        for doc_id, _ in got["ids"]:
             yield doc_id, h
 
 
@@ -150,9 +182,10 @@ class SiteBoilerplate(beam.PTransform):
         split = docs | "WithHost" >> beam.ParDo(_SplitFn()).with_outputs(UNJUDGED, main="judged")
         docs = split.judged
         lines = docs | "LineRecords" >> beam.ParDo(_LineRecordsFn(cfg))
+        cap = max(cfg.host_documents, cfg.corpus_documents) + 1  # "above the threshold" at most
         counts = (lines
-                  | "One" >> beam.Map(lambda kv: (kv[0], 1))
-                  | "CountDocuments" >> beam.CombinePerKey(sum)
+                  | "Contents" >> beam.Map(lambda kv: (kv[0], kv[1][1]))
+                  | "CountDocuments" >> beam.CombinePerKey(DistinctUpTo(cap))
                   | "AboveThreshold" >> beam.Filter(lambda kv: kv[1] > cfg.threshold(kv[0][0])))
         drops = ({"n": counts, "ids": lines}
                  | "JoinCounts" >> beam.CoGroupByKey()

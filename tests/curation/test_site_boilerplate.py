@@ -49,3 +49,12 @@ def test_config_thresholds_and_validation():
                             ({"min_line_chars": 0}, "min_line_chars")):
         with pytest.raises(ValueError, match=f"^{setting}: "):
             SiteBoilerplateConfig(**kwargs)
+
+
+def test_content_key_is_one_for_copies_differing_in_digits_case_and_spacing():
+    from curation.site_boilerplate import content_key
+
+    a = "Posted 2024-05-01\nThe bridge reopens.\n\nShare"
+    b = "posted 2024-06-11\nThe  bridge reopens!\nShare"
+    assert content_key(line_hashes(a)) == content_key(line_hashes(b))
+    assert content_key(line_hashes(a)) != content_key(line_hashes("The bridge reopens.\nShare"))

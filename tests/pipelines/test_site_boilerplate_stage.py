@@ -79,6 +79,44 @@ def test_site_boilerplate_removes_lines_shared_by_a_hosts_pages(tmp_path):
     assert table["*"]["chars_removed"] == counters["site_boilerplate/cc_2020_50/chars_removed"]
 
 
+def test_copies_of_a_page_on_one_host_count_once(tmp_path):
+    """A page a host serves five times (tracking parameters, a print version whose date differs)
+    is one document for the counts: its article survives in every copy; the site's navigation,
+    on four distinct pages, is still removed.  (Counting by document, every line of such a
+    page was condemned and every copy emptied.)"""
+    article = "The harbour bridge reopens on Monday after repairs.\nTraffic returns in the evening."
+    copies = [doc(f"cc/c#{k}", f"{NAV}\nPosted 2024-05-0{k + 1}\n{article}", source="cc_2020_50",
+                  url=f"https://copies.example/bridge?utm={k}") for k in range(5)]
+    others = [doc(f"cc/o#{i}", f"{NAV}\n{story(i)}", source="cc_2020_50",
+                  url=f"https://copies.example/{i}") for i in range(3)]
+    p = local_pipeline(test=False)
+    out = p | beam.Create(copies + others) | SiteBoilerplate(
+        SiteBoilerplateConfig(enabled=True, host_documents=3), str(tmp_path))
+    _ = out["kept"] | beam.Map(lambda d: (d.id, d.text)) | _Collect(tmp_path / "kept.txt")
+    _ = out["removed"] | "R" >> beam.Map(lambda r: r.doc.id) | "RL" >> _Collect(tmp_path / "removed.txt")
+    p.run().wait_until_finish()
+
+    kept = dict(_read(tmp_path / "kept.txt"))
+    assert _read(tmp_path / "removed.txt") == []
+    for k in range(5):
+        assert kept[f"cc/c#{k}"] == f"Posted 2024-05-0{k + 1}\n{article}"  # NAV only went
+    for i in range(3):
+        assert kept[f"cc/o#{i}"] == story(i)
+
+
+def test_distinct_up_to_counts_distinct_values_up_to_its_cap():
+    from pipelines.transforms.site_boilerplate import DistinctUpTo
+
+    fn = DistinctUpTo(3)
+    a = fn.add_input(fn.add_input(fn.add_input(fn.create_accumulator(), 7), 7), 8)
+    b = fn.add_input(fn.add_input(fn.create_accumulator(), 8), 9)
+    assert fn.extract_output(a) == 2 and fn.extract_output(fn.merge_accumulators([a, b])) == 3
+    c = fn.create_accumulator()
+    for v in range(100):
+        c = fn.add_input(c, v)
+    assert len(c) == 3 and fn.extract_output(fn.merge_accumulators([c, a, b])) == 3
+
+
 class _Collect(beam.PTransform):
     """Elements -> one file of reprs (the test reads them back after the run)."""
 
