@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 from urllib.parse import urlsplit
 
 from infra.hashing import stable_hash
@@ -47,6 +47,11 @@ class SiteBoilerplateConfig:
     e.g. "Share this:"; 0 turns the corpus-wide rule off."""
     min_line_chars: int = 1
     """Lines whose normalised form is shorter than this are never counted nor removed."""
+    partitions: int = 64
+    """Hosts are spread over this many partitions, each counted and cleaned by one task that
+    holds the line counts of its hosts (about 50 MB per task at a million documents with 64;
+    raise it with the corpus).  The documents wait in spill files under ``<out>/_tmp/``
+    meanwhile, never in the runner's driver."""
 
     def __post_init__(self) -> None:
         if self.host_documents < 1:
@@ -56,6 +61,8 @@ class SiteBoilerplateConfig:
                              f"got {self.corpus_documents}")
         if self.min_line_chars < 1:
             raise ValueError(f"min_line_chars: must be >= 1, got {self.min_line_chars}")
+        if self.partitions < 1:
+            raise ValueError(f"partitions: must be >= 1, got {self.partitions}")
 
     def threshold(self, host: str) -> int:
         """Documents a line may occur in, under the key's host (``CORPUS``: corpus-wide)."""
@@ -119,6 +126,39 @@ def line_hashes(text: str, min_chars: int = 1) -> list[int]:
         if len(norm) >= min_chars:
             seen.setdefault(stable_hash(norm))
     return list(seen)
+
+
+class LineCounts:
+    """How many distinct contents (``content_key``) hold each line, per key (a host, or
+    ``CORPUS``), counted up to ``cap``: whether a line is over its threshold needs no more.
+    A line of one content (most of them) costs an int, not a set."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self._seen: dict[str, dict[int, int | set[int]]] = {}
+
+    def add(self, key: str, content: int, hashes: Iterable[int]) -> None:
+        lines = self._seen.setdefault(key, {})
+        for h in hashes:
+            got = lines.get(h)
+            if got is None:
+                lines[h] = content
+            elif isinstance(got, int):
+                if got != content:
+                    lines[h] = {got, content}
+            elif len(got) < self.cap:
+                got.add(content)
+
+    def above(self, threshold: int) -> dict[str, frozenset[int]]:
+        """Per key, the lines held by more than ``threshold`` distinct contents (keys without
+        any are left out)."""
+        out = {}
+        for key, lines in self._seen.items():
+            over = frozenset(h for h, got in lines.items()
+                             if not isinstance(got, int) and len(got) > threshold)
+            if over:
+                out[key] = over
+        return out
 
 
 class Cleaned(NamedTuple):

@@ -1,44 +1,50 @@
 """The optional site-boilerplate stage (``site_boilerplate:``; ``curation.site_boilerplate``).
 
 ``docs | SiteBoilerplate(cfg, out_dir)`` -> ``{"kept": docs, "removed": Removal}``, in the read
-stage between language id and the heuristic filters.  Three shuffles, none holding more than one
-key's records on a worker:
+stage between language id and the heuristic filters.  A shuffle through files
+(``pipelines.transforms.spill``, as the dedup stage's), so that no document and no line record
+waits in the local runner's driver (its three Beam shuffles grew the driver by ~8 KB per
+document):
 
-1. every document with a host emits ``((host, line_hash), (doc_id, content_key))`` once per
-   distinct line (and ``(("", line_hash), ...)`` with the corpus-wide rule); a ``CombinePerKey``
-   counts the distinct contents per key (copies of a page count once), each accumulator a set
-   of at most threshold + 1 keys, and keeps the keys above their threshold;
-2. a ``CoGroupByKey`` of those counts with the line records turns each condemned key into
-   ``(doc_id, line_hash)`` for the documents holding it;
-3. a ``CoGroupByKey`` by document id joins every document with a host with its condemned
-   hashes, and the lines are removed.
+1. ``Spill``: every document with a host goes, with its line hashes, to the spill partition of
+   its host (``partitions``), and ``(host, content_key, line hashes)`` to a second, smaller
+   spill; with the corpus-wide rule also ``(line hash, content_key)`` by line hash.  One file
+   of each per bundle (or per ``DOCS_PER_SPILL`` documents); only their descriptors travel
+   through Beam, as side inputs, which also order the steps.
+2. with the corpus-wide rule, ``CorpusLines``: per line partition, the lines held by more than
+   ``corpus_documents`` distinct contents, to one file each.
+3. ``Clean``: per host partition, the line counts of its hosts (``LineCounts``: copies of a
+   page count once), then its documents again, each without its condemned lines.
 
-No side input and no table of all hashes anywhere.  The documents with a URL cross shuffle 3,
-which the other read-stage filters avoid: the price of a cross-document decision made before the
-heuristics (the alternative, writing parts and rewriting them as the dedup stage does, reads and
-writes every document twice).  Documents without a URL (books, papers, code: most of the
-bytes of a Pile-like corpus) bypass the shuffles and rejoin the judged ones in a Flatten.  A
-document left empty is removed (``empty_after_boilerplate``).  Counters
-``site_boilerplate/<source>/kept|removed|skipped``, ``.../lines_removed`` and
+Documents without a host (books, papers, code: most of the bytes of a Pile-like corpus) are
+not judged and go on unchanged.  A document left empty is removed (``empty_after_boilerplate``).
+Counters ``site_boilerplate/<source>/kept|removed|skipped``, ``.../lines_removed`` and
 ``.../chars_removed``; per-document ``boilerplate_chars`` (stats column); per source and host
 the documents changed, lines and characters removed (``stats/site_boilerplate.parquet``, the
 ``TOP_HOSTS`` hosts with most characters removed per source, hosts with none left out, and one
-``*`` row per source with its totals over all its hosts).
+``*`` row per source with its totals over all its hosts: a host's figures are complete in the
+one task that holds it, so each task sends only its top hosts on).
 """
 from __future__ import annotations
 
+import heapq
+
 import apache_beam as beam
 import pyarrow as pa
+from apache_beam.pvalue import AsList
+from apache_beam.transforms.window import GlobalWindows
 
 from curation.document import Document, Removal
-from curation.site_boilerplate import (CORPUS, EMPTIED, STAGE, SiteBoilerplateConfig,
+from curation.site_boilerplate import (CORPUS, EMPTIED, STAGE, LineCounts, SiteBoilerplateConfig,
                                        content_key, host_of, line_hashes, remove_lines)
 from pipelines.storage.files import join
 from pipelines.transforms.outputs import REMOVED, count, with_changes
 from pipelines.transforms.sinks import WriteSmallTable
+from pipelines.transforms.spill import Spiller, hash_partition, read_chunk, read_partition, spill_url
 from pipelines.transforms.timing import timed
 
 HOST_STATS = "host_stats"
+UNJUDGED = "unjudged"
 TOP_HOSTS = 50
 """Hosts kept per source in ``stats/site_boilerplate.parquet`` (the table stays small at any
 scale; the ``*`` row of each source holds the totals over all its hosts)."""
@@ -47,99 +53,113 @@ SCHEMA = pa.schema([("source", pa.string()), ("host", pa.string()), ("documents"
                     ("documents_changed", pa.int64()), ("lines_removed", pa.int64()),
                     ("chars_removed", pa.int64())])
 TABLE = "site_boilerplate.parquet"
+SPILLS = "site_boilerplate"
+"""The spill files' folder under ``<out>/_tmp/`` (removed when the stage is committed)."""
+DOCS_PER_SPILL = 5000
+"""Documents a spilling worker holds before it writes them (one file per partition set)."""
 
 
-UNJUDGED = "unjudged"
+class _SpillFn(beam.DoFn):
+    """Documents -> descriptors of their spill files (main); those without a host on
+    ``unjudged``, unchanged, counted ``skipped``."""
 
+    def __init__(self, cfg: SiteBoilerplateConfig, out_dir: str, every: int = DOCS_PER_SPILL) -> None:
+        self.cfg, self.out_dir, self.every = cfg, out_dir, every
 
-class _SplitFn(beam.DoFn):
-    """Documents with a host (main) apart from those without (``unjudged``: not a site's page,
-    passed on unchanged and counted ``skipped``)."""
+    def start_bundle(self) -> None:
+        self._reset()
 
-    @timed(STAGE)
-    def process(self, doc: Document):
-        if host_of(doc.url) is None:
-            count(STAGE, doc.source, "skipped")
-            yield beam.pvalue.TaggedOutput(UNJUDGED, doc)
-        else:
-            yield doc
-
-
-class _LineRecordsFn(beam.DoFn):
-    """A document -> ``((host, hash), (doc_id, content_key))`` per distinct line (and the
-    corpus-wide key)."""
-
-    def __init__(self, cfg: SiteBoilerplateConfig) -> None:
-        self.cfg = cfg
+    def _reset(self) -> None:
+        n = self.cfg.partitions
+        self._docs, self._lines = Spiller(n, None), Spiller(n, None)
+        self._corpus = Spiller(n, None) if self.cfg.corpus_documents else None
+        self._held = 0
 
     @timed(STAGE)
     def process(self, doc: Document):
         host = host_of(doc.url)
-        corpus = self.cfg.corpus_documents > 0
+        if host is None:
+            count(STAGE, doc.source, "skipped")
+            yield beam.pvalue.TaggedOutput(UNJUDGED, doc)
+            return
         hashes = line_hashes(doc.text, self.cfg.min_line_chars)
-        value = doc.id, content_key(hashes)
-        for h in hashes:
-            yield (host, h), value
-            if corpus:
-                yield (CORPUS, h), value
+        content, n = content_key(hashes), self.cfg.partitions
+        p = hash_partition(host, n)
+        self._docs.chunks[p].append((doc, hashes))
+        self._lines.chunks[p].append((host, content, hashes))
+        if self._corpus is not None:
+            for h in hashes:
+                self._corpus.chunks[h % n].append((h, content))
+        self._held += 1
+        if self._held >= self.every:
+            yield self._flush()
+
+    def finish_bundle(self):
+        if self._held:
+            yield GlobalWindows.windowed_value(self._flush())
+
+    def _flush(self) -> dict:
+        def write(spiller, name):
+            return spiller.write(spill_url(self.out_dir, name, SPILLS)) if spiller else None
+        desc = {"docs": write(self._docs, "docs"), "lines": write(self._lines, "lines"),
+                "corpus": write(self._corpus, "corpus")}
+        self._reset()
+        return desc
 
 
-class DistinctUpTo(beam.CombineFn):
-    """The number of distinct values, counted up to ``cap`` (a set of at most ``cap`` values
-    per key however many documents hold the line: a site's footer is on all its pages)."""
+class _CorpusLinesFn(beam.DoFn):
+    """Line partition ``p`` -> one file of the lines held by more than ``corpus_documents``
+    distinct contents of the whole corpus (its descriptor)."""
 
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
+    def __init__(self, cfg: SiteBoilerplateConfig, out_dir: str) -> None:
+        self.cfg, self.out_dir = cfg, out_dir
 
-    def create_accumulator(self):
-        return set()
-
-    def add_input(self, seen, value):
-        if len(seen) < self.cap:
-            seen.add(value)
-        return seen
-
-    def merge_accumulators(self, accumulators):
-        merged = set()
-        for seen in accumulators:
-            for value in seen:
-                if len(merged) >= self.cap:
-                    return merged
-                merged.add(value)
-        return merged
-
-    def extract_output(self, seen):
-        return len(seen)
+    @timed(STAGE)
+    def process(self, p: int, spills: list[dict]):
+        counts = LineCounts(self.cfg.corpus_documents + 1)
+        for h, content in read_partition((d["corpus"] for d in spills), p):
+            counts.add(CORPUS, content, (h,))
+        over = sorted(counts.above(self.cfg.corpus_documents).get(CORPUS, ()))
+        yield Spiller(1, lambda _: 0).extend(over).write(spill_url(self.out_dir, "corpus-lines", SPILLS))
 
 
-def _condemned(kv, cfg: SiteBoilerplateConfig):
-    """``((host, hash), {"n": [count], "ids": (doc_id, content_key)s})`` -> ``(doc_id, hash)``
-    when the key occurs in more distinct documents than its threshold allows."""
-    (host, h), got = kv
-    if any(n > cfg.threshold(host) for n in got["n"]):
-        for doc_id, _ in got["ids"]:
-            yield doc_id, h
-
-
-class _ApplyFn(beam.DoFn):
-    """``(doc_id, {"doc": [doc], "drop": hashes})`` -> the document without those lines (main),
-    a ``Removal`` when nothing is left, and ``((source, host), counts)`` on ``host_stats``."""
+class _CleanFn(beam.DoFn):
+    """Host partition ``p`` -> its documents without their condemned lines (main), a
+    ``Removal`` for each left empty, and ``(source, (totals, top hosts))`` on ``host_stats``."""
 
     def __init__(self, cfg: SiteBoilerplateConfig) -> None:
         self.cfg = cfg
+        self._corpus_from, self._corpus = None, frozenset()
+
+    def _corpus_lines(self, corpus: list[dict]) -> frozenset[int]:
+        urls = tuple(sorted(d["url"] for d in corpus))
+        if urls != self._corpus_from:  # the same list for every partition: read once per worker
+            self._corpus = frozenset(h for url in urls for h in read_chunk(url, 0))
+            self._corpus_from = urls
+        return self._corpus
 
     @timed(STAGE)
-    def process(self, kv):
-        _, got = kv
-        drop = frozenset(got["drop"])
-        for doc in got["doc"]:  # one per id (ids are unique by construction)
+    def process(self, p: int, spills: list[dict], corpus: list[dict]):
+        cfg = self.cfg
+        counts = LineCounts(cfg.host_documents + 1)
+        for host, content, hashes in read_partition((d["lines"] for d in spills), p):
+            counts.add(host, content, hashes)
+        condemned, everywhere = counts.above(cfg.host_documents), self._corpus_lines(corpus)
+        del counts
+        hosts: dict[tuple[str, str], list[int]] = {}
+        for doc, hashes in read_partition((d["docs"] for d in spills), p):
             host = host_of(doc.url)
-            cleaned = remove_lines(doc.text, drop, self.cfg.min_line_chars)
+            here = condemned.get(host, frozenset())
+            drop = {h for h in hashes if h in here or h in everywhere}
+            cleaned = remove_lines(doc.text, drop, cfg.min_line_chars)
             if cleaned.lines_removed:
                 count(STAGE, doc.source, "lines_removed", n=cleaned.lines_removed)
                 count(STAGE, doc.source, "chars_removed", n=cleaned.chars_removed)
-            yield beam.pvalue.TaggedOutput(HOST_STATS, ((doc.source, host), (
-                1, int(cleaned.lines_removed > 0), cleaned.lines_removed, cleaned.chars_removed)))
+            sums = hosts.setdefault((doc.source, host), [0, 0, 0, 0])
+            sums[0] += 1
+            sums[1] += cleaned.lines_removed > 0
+            sums[2] += cleaned.lines_removed
+            sums[3] += cleaned.chars_removed
             doc = with_changes(doc, text=cleaned.text, boilerplate_chars=cleaned.chars_removed)
             if not cleaned.text.strip():
                 count(STAGE, doc.source, "removed", EMPTIED)
@@ -148,20 +168,38 @@ class _ApplyFn(beam.DoFn):
             else:
                 count(STAGE, doc.source, "kept")
                 yield doc
+        for source, summary in _summaries(hosts).items():
+            yield beam.pvalue.TaggedOutput(HOST_STATS, (source, summary))
 
 
-def _sum4(rows):
-    a = [0, 0, 0, 0]
-    for r in rows:
-        for i in range(4):
-            a[i] += r[i]
-    return tuple(a)
+def _top(hosts) -> list:
+    """The ``TOP_HOSTS`` of ``(host, sums)`` with most characters removed, then most lines."""
+    return heapq.nlargest(TOP_HOSTS, hosts, key=lambda hs: (hs[1][3], hs[1][2], hs[0]))
+
+
+def _summaries(hosts: dict[tuple[str, str], list[int]]) -> dict[str, tuple]:
+    """Per source: ``(totals over its hosts, its top hosts with anything removed)``."""
+    per_source: dict[str, list] = {}
+    for (source, host), sums in hosts.items():
+        per_source.setdefault(source, []).append((host, tuple(sums)))
+    return {source: (tuple(map(sum, zip(*(s for _, s in rows)))),
+                     _top([r for r in rows if r[1][3] > 0]))
+            for source, rows in per_source.items()}
+
+
+def _merge_summaries(summaries) -> tuple:
+    totals, top = (0, 0, 0, 0), []
+    for t, hosts in summaries:
+        totals = tuple(a + b for a, b in zip(totals, t))
+        top = _top(top + list(hosts))
+    return totals, top
 
 
 def _table_rows(kv):
-    """``(source, [((host, sums))...top])`` -> table rows."""
-    source, top = kv
-    return [dict(zip(SCHEMA.names, (source, host, *sums))) for host, sums in top]
+    """``(source, (totals, top))`` -> the source's table rows: its top hosts and ``*``."""
+    source, (totals, top) = kv
+    return [dict(zip(SCHEMA.names, (source, host, *sums)))
+            for host, sums in [*top, (ALL_HOSTS, totals)]]
 
 
 class SiteBoilerplate(beam.PTransform):
@@ -169,46 +207,33 @@ class SiteBoilerplate(beam.PTransform):
     ``<out_dir>/stats/site_boilerplate.parquet``."""
 
     def __init__(self, cfg: SiteBoilerplateConfig, out_dir: str, label: str | None = None,
-                 separate_kept: bool = False) -> None:
+                 separate_kept: bool = False, docs_per_spill: int = DOCS_PER_SPILL) -> None:
         super().__init__(label)
-        self.cfg, self.out_dir = cfg, out_dir
+        self.cfg, self.out_dir, self.docs_per_spill = cfg, out_dir, docs_per_spill
         # separate_kept: return "kept_parts" [judged, unjudged] instead of one flattened "kept"
         # (a Flatten of two stages' outputs passes every document through the local runner's
         # driver: most of them, the unjudged, would make that trip for nothing).
         self.separate_kept = separate_kept
 
     def expand(self, docs):
-        cfg = self.cfg
-        split = docs | "WithHost" >> beam.ParDo(_SplitFn()).with_outputs(UNJUDGED, main="judged")
-        docs = split.judged
-        lines = docs | "LineRecords" >> beam.ParDo(_LineRecordsFn(cfg))
-        cap = max(cfg.host_documents, cfg.corpus_documents) + 1  # "above the threshold" at most
-        counts = (lines
-                  | "Contents" >> beam.Map(lambda kv: (kv[0], kv[1][1]))
-                  | "CountDocuments" >> beam.CombinePerKey(DistinctUpTo(cap))
-                  | "AboveThreshold" >> beam.Filter(lambda kv: kv[1] > cfg.threshold(kv[0][0])))
-        drops = ({"n": counts, "ids": lines}
-                 | "JoinCounts" >> beam.CoGroupByKey()
-                 | "Condemned" >> beam.FlatMap(_condemned, cfg))
-        out = ({"doc": docs | "ById" >> beam.Map(lambda d: (d.id, d)), "drop": drops}
-               | "JoinDocuments" >> beam.CoGroupByKey()
-               | "RemoveLines" >> beam.ParDo(_ApplyFn(cfg)).with_outputs(
-                   REMOVED, HOST_STATS, main="kept"))
-        per_host = out[HOST_STATS] | "PerHost" >> beam.CombinePerKey(_sum4)
-        totals = (per_host
-                  | "BySource" >> beam.Map(lambda kv: (kv[0][0], kv[1]))
-                  | "SourceTotals" >> beam.CombinePerKey(_sum4)
-                  | "TotalRows" >> beam.Map(lambda kv: (kv[0], [(ALL_HOSTS, kv[1])])))
-        top = (per_host
-               | "Changed" >> beam.Filter(lambda kv: kv[1][3] > 0)  # the * row counts the others
-               | "HostBySource" >> beam.Map(lambda kv: (kv[0][0], (kv[0][1], kv[1])))
-               | "TopHosts" >> beam.combiners.Top.PerKey(
-                   TOP_HOSTS, key=lambda hs: (hs[1][3], hs[1][2], hs[0])))
-        _ = ((top, totals)
-             | "TableParts" >> beam.Flatten()
+        cfg, out_dir = self.cfg, self.out_dir
+        spilled = docs | "Spill" >> beam.ParDo(_SpillFn(cfg, out_dir, self.docs_per_spill)).with_outputs(
+            UNJUDGED, main="spills")
+        spills = AsList(spilled.spills)
+        each = (docs.pipeline
+                | "Partitions" >> beam.Create(list(range(cfg.partitions)), reshuffle=False)
+                | "SpreadPartitions" >> beam.Reshuffle())
+        if cfg.corpus_documents:
+            corpus = each | "CorpusLines" >> beam.ParDo(_CorpusLinesFn(cfg, out_dir), spills)
+        else:
+            corpus = docs.pipeline | "NoCorpusRule" >> beam.Create([])
+        out = each | "Clean" >> beam.ParDo(_CleanFn(cfg), spills, AsList(corpus)).with_outputs(
+            REMOVED, HOST_STATS, main="kept")
+        _ = (out[HOST_STATS]
+             | "PerSource" >> beam.CombinePerKey(_merge_summaries)
              | "TableRows" >> beam.FlatMap(_table_rows)
-             | "Table" >> WriteSmallTable(join(self.out_dir, "stats", TABLE), SCHEMA))
+             | "Table" >> WriteSmallTable(join(out_dir, "stats", TABLE), SCHEMA))
         if self.separate_kept:
-            return {"kept_parts": [out.kept, split[UNJUDGED]], "removed": out[REMOVED]}
-        kept = (out.kept, split[UNJUDGED]) | "WithUnjudged" >> beam.Flatten()
+            return {"kept_parts": [out.kept, spilled[UNJUDGED]], "removed": out[REMOVED]}
+        kept = (out.kept, spilled[UNJUDGED]) | "WithUnjudged" >> beam.Flatten()
         return {"kept": kept, "removed": out[REMOVED]}

@@ -58,3 +58,18 @@ def test_content_key_is_one_for_copies_differing_in_digits_case_and_spacing():
     b = "posted 2024-06-11\nThe  bridge reopens!\nShare"
     assert content_key(line_hashes(a)) == content_key(line_hashes(b))
     assert content_key(line_hashes(a)) != content_key(line_hashes("The bridge reopens.\nShare"))
+
+
+def test_line_counts_count_distinct_contents_up_to_the_cap():
+    from curation.site_boilerplate import LineCounts
+
+    counts = LineCounts(cap=3)
+    for content in (1, 1, 1, 2):  # a page served three times, and a second page
+        counts.add("a.example", content, [10, 11 if content == 1 else 12])
+    for content in range(100):
+        counts.add("a.example", content, [13])  # a footer on every page: the set stops at 3
+    counts.add("b.example", 5, [10])
+    assert counts.above(1) == {"a.example": frozenset({10, 13})}
+    assert counts.above(2) == {"a.example": frozenset({13})}
+    assert counts.above(3) == {}
+    assert len(counts._seen["a.example"][13]) == 3

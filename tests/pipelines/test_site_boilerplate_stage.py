@@ -104,17 +104,24 @@ def test_copies_of_a_page_on_one_host_count_once(tmp_path):
         assert kept[f"cc/o#{i}"] == story(i)
 
 
-def test_distinct_up_to_counts_distinct_values_up_to_its_cap():
-    from pipelines.transforms.site_boilerplate import DistinctUpTo
-
-    fn = DistinctUpTo(3)
-    a = fn.add_input(fn.add_input(fn.add_input(fn.create_accumulator(), 7), 7), 8)
-    b = fn.add_input(fn.add_input(fn.create_accumulator(), 8), 9)
-    assert fn.extract_output(a) == 2 and fn.extract_output(fn.merge_accumulators([a, b])) == 3
-    c = fn.create_accumulator()
-    for v in range(100):
-        c = fn.add_input(c, v)
-    assert len(c) == 3 and fn.extract_output(fn.merge_accumulators([c, a, b])) == 3
+def test_corpus_wide_rule_across_hosts_and_spills_of_a_few_documents(tmp_path):
+    """``corpus_documents``: a line on pages of five hosts (one page each: no host rule fires)
+    goes from all of them; a line on two hosts' pages stays.  Spills of two documents each and
+    three partitions: the counts meet across files and partitions."""
+    docs = [doc(f"cc/s#{i}", f"Subscribe to our newsletter!\n{story(i)}" + ("\nSee you there." if i < 2 else ""),
+                source="cc_2020_50", url=f"https://site{i}.example/a") for i in range(5)]
+    cfg = SiteBoilerplateConfig(enabled=True, host_documents=3, corpus_documents=4, partitions=3)
+    p = local_pipeline(test=False)
+    out = p | beam.Create(docs) | SiteBoilerplate(cfg, str(tmp_path), docs_per_spill=2)
+    _ = out["kept"] | beam.Map(lambda d: (d.id, d.text)) | _Collect(tmp_path / "kept.txt")
+    p.run().wait_until_finish()
+    spills = os.listdir(tmp_path / "_tmp" / "site_boilerplate")
+    assert len([f for f in spills if f.startswith("docs-")]) >= 3  # 5 documents, 2 per spill
+    kept = dict(_read(tmp_path / "kept.txt"))
+    assert kept == {f"cc/s#{i}": story(i) + ("\nSee you there." if i < 2 else "") for i in range(5)}
+    rows = pq.read_table(os.path.join(tmp_path, "stats", "site_boilerplate.parquet")).to_pylist()
+    assert {r["host"]: (r["documents"], r["lines_removed"]) for r in rows} == {
+        **{f"site{i}.example": (1, 1) for i in range(5)}, "*": (5, 5)}
 
 
 class _Collect(beam.PTransform):
