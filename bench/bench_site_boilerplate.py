@@ -85,23 +85,16 @@ def stage_counters(run: str) -> dict[str, int]:
 
 def sweep(pages, texts: list[str], setting) -> dict:
     """The stage's rule over all pages at once (one host per page URL), with snippet effects."""
-    from curation.site_boilerplate import CORPUS, host_of, line_hashes, remove_lines
+    from curation.site_boilerplate import condemned_lines, host_of, line_hashes, remove_lines
 
     keys = []
-    counts: Counter = Counter()
     for (name, item, _), text in zip(pages, texts):
-        host = host_of(page_url(item, name))
-        hs = line_hashes(text, setting.min_line_chars)
-        keys.append((host, hs))
-        for h in hs:
-            counts[(host, h)] += 1
-            if setting.corpus_documents:
-                counts[(CORPUS, h)] += 1
+        keys.append((host_of(page_url(item, name)), line_hashes(text, setting.min_line_chars)))
+    per_host, everywhere = condemned_lines(keys, setting)  # the stage's counting
     res = Counter()
     lost_examples = []
     for (name, item, _), text, (host, hs) in zip(pages, texts, keys):
-        bad = {h for h in hs if counts[(host, h)] > setting.host_documents
-               or (setting.corpus_documents and counts[(CORPUS, h)] > setting.corpus_documents)}
+        bad = {h for h in hs if h in per_host.get(host, ()) or h in everywhere}
         out = remove_lines(text, bad, setting.min_line_chars)
         english = item["lang"] == "English"
         res["pages"] += 1
@@ -140,7 +133,8 @@ def crawl(path: str) -> None:
     from curation.document import Document
     from curation.normalize import normalize_text
     from curation.readers.warc import read_warc
-    from curation.site_boilerplate import SiteBoilerplateConfig, host_of, line_hashes, remove_lines
+    from curation.site_boilerplate import (SiteBoilerplateConfig, condemned_lines, host_of,
+                                           line_hashes, remove_lines)
     from warcio.archiveiterator import ArchiveIterator
 
     cfg = SiteBoilerplateConfig(enabled=True)
@@ -159,10 +153,10 @@ def crawl(path: str) -> None:
             with open(path, "rb") as f:
                 docs = [(r.url, normalize_text(r.text)) for r in read_warc(f, path, "cc_2020_50", kind)
                         if isinstance(r, Document)]
-        counts = Counter((host_of(u), h) for u, t in docs for h in line_hashes(t))
+        per_host, _ = condemned_lines([(host_of(u), line_hashes(t)) for u, t in docs], cfg)
         res, lines = Counter(), Counter()
         for u, t in docs:
-            bad = {h for h in line_hashes(t) if counts[(host_of(u), h)] > cfg.host_documents}
+            bad = set(line_hashes(t)) & per_host.get(host_of(u), frozenset())
             out = remove_lines(t, bad)
             res.update(chars=len(t), changed=bool(out.lines_removed), lines=out.lines_removed,
                        removed=out.chars_removed)

@@ -161,6 +161,23 @@ class LineCounts:
         return out
 
 
+def condemned_lines(docs: Iterable[tuple[str, list[int]]], cfg: SiteBoilerplateConfig
+                    ) -> tuple[dict[str, frozenset[int]], frozenset[int]]:
+    """``(host, line_hashes)`` of every document -> the lines over ``host_documents`` per host,
+    and those over ``corpus_documents`` corpus-wide (empty when that rule is off).  All counts
+    in memory: for a set that fits (a benchmark's); the pipeline counts per host partition."""
+    per_host = LineCounts(cfg.host_documents + 1)
+    corpus = LineCounts(cfg.corpus_documents + 1) if cfg.corpus_documents else None
+    for host, hashes in docs:
+        content = content_key(hashes)
+        per_host.add(host, content, hashes)
+        if corpus is not None:
+            corpus.add(CORPUS, content, hashes)
+    everywhere = (corpus.above(cfg.corpus_documents).get(CORPUS, frozenset()) if corpus is not None
+                  else frozenset())
+    return per_host.above(cfg.host_documents), everywhere
+
+
 class Cleaned(NamedTuple):
     text: str
     lines_removed: int

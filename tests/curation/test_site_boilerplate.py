@@ -73,3 +73,15 @@ def test_line_counts_count_distinct_contents_up_to_the_cap():
     assert counts.above(2) == {"a.example": frozenset({13})}
     assert counts.above(3) == {}
     assert len(counts._seen["a.example"][13]) == 3
+
+
+def test_condemned_lines_per_host_and_corpus_wide():
+    from curation.site_boilerplate import condemned_lines
+
+    cfg = SiteBoilerplateConfig(enabled=True, host_documents=2, corpus_documents=3)
+    docs = [("a.example", [1, 10 + i]) for i in range(3)]  # line 1 on three pages of a.example
+    docs += [("a.example", [1, 10])] * 4  # copies of the first page: counted once
+    docs += [(f"h{i}.example", [2, 20 + i]) for i in range(4)]  # line 2 on four hosts
+    per_host, everywhere = condemned_lines(docs, cfg)
+    assert per_host == {"a.example": frozenset({1})}
+    assert everywhere == frozenset({2})  # line 1: in three distinct contents, not more than 3
