@@ -6,8 +6,8 @@ stage between language id and the heuristic filters.  A shuffle through files
 waits in the local runner's driver (its three Beam shuffles grew the driver by ~8 KB per
 document):
 
-1. ``Spill``: every document with a host goes, with its line hashes, to the spill partition of
-   its host (``partitions``), and ``(host, content_key, line hashes)`` to a second, smaller
+1. ``Spill``: every document with a host goes, with its host and line hashes, to the spill
+   partition of its host (``partitions``), and ``(host, content_key, line hashes)`` to a second, smaller
    spill; with the corpus-wide rule also ``(line hash, content_key)`` by line hash.  One file
    of each per bundle (or per ``DOCS_PER_SPILL`` documents); only their descriptors travel
    through Beam, as side inputs, which also order the steps.
@@ -40,7 +40,8 @@ from curation.site_boilerplate import (CORPUS, EMPTIED, STAGE, LineCounts, SiteB
 from pipelines.storage.files import join
 from pipelines.transforms.outputs import REMOVED, count, with_changes
 from pipelines.transforms.sinks import WriteSmallTable
-from pipelines.transforms.spill import Spiller, hash_partition, read_chunk, read_partition, spill_url
+from pipelines.transforms.spill import (Spiller, hash_partition, read_chunk, read_partition,
+                                       spill_url, write_spill)
 from pipelines.transforms.timing import timed
 
 HOST_STATS = "host_stats"
@@ -71,8 +72,8 @@ class _SpillFn(beam.DoFn):
 
     def _reset(self) -> None:
         n = self.cfg.partitions
-        self._docs, self._lines = Spiller(n, None), Spiller(n, None)
-        self._corpus = Spiller(n, None) if self.cfg.corpus_documents else None
+        self._docs, self._lines = Spiller(n), Spiller(n)
+        self._corpus = Spiller(n) if self.cfg.corpus_documents else None
         self._held = 0
 
     @timed(STAGE)
@@ -85,11 +86,11 @@ class _SpillFn(beam.DoFn):
         hashes = line_hashes(doc.text, self.cfg.min_line_chars)
         content, n = content_key(hashes), self.cfg.partitions
         p = hash_partition(host, n)
-        self._docs.chunks[p].append((doc, hashes))
-        self._lines.chunks[p].append((host, content, hashes))
+        self._docs.add_at(p, (host, doc, hashes))
+        self._lines.add_at(p, (host, content, hashes))
         if self._corpus is not None:
             for h in hashes:
-                self._corpus.chunks[h % n].append((h, content))
+                self._corpus.add_at(h % n, (h, content))
         self._held += 1
         if self._held >= self.every:
             yield self._flush()
@@ -120,7 +121,7 @@ class _CorpusLinesFn(beam.DoFn):
         for h, content in read_partition((d["corpus"] for d in spills), p):
             counts.add(CORPUS, content, (h,))
         over = sorted(counts.above(self.cfg.corpus_documents).get(CORPUS, ()))
-        yield Spiller(1, lambda _: 0).extend(over).write(spill_url(self.out_dir, "corpus-lines", SPILLS))
+        yield write_spill(spill_url(self.out_dir, "corpus-lines", SPILLS), [over])
 
 
 class _CleanFn(beam.DoFn):
@@ -147,8 +148,7 @@ class _CleanFn(beam.DoFn):
         condemned, everywhere = counts.above(cfg.host_documents), self._corpus_lines(corpus)
         del counts
         hosts: dict[tuple[str, str], list[int]] = {}
-        for doc, hashes in read_partition((d["docs"] for d in spills), p):
-            host = host_of(doc.url)
+        for host, doc, hashes in read_partition((d["docs"] for d in spills), p):
             here = condemned.get(host, frozenset())
             drop = {h for h in hashes if h in here or h in everywhere}
             cleaned = remove_lines(doc.text, drop, cfg.min_line_chars)

@@ -72,13 +72,17 @@ def write_spill(url: str, chunks: list[list]) -> dict:
 
 
 class Spiller:
-    """Records to a spill file, each to the partition ``key(record)`` names."""
+    """Records to a spill file, each to the partition ``key(record)`` names (or the one the
+    caller names, ``add_at``, where it has the partition already)."""
 
-    def __init__(self, partitions: int, key: Callable[[tuple], int]) -> None:
+    def __init__(self, partitions: int, key: Callable[[tuple], int] | None = None) -> None:
         self.key, self.chunks = key, [[] for _ in range(partitions)]
 
     def add(self, record) -> None:
         self.chunks[self.key(record)].append(record)
+
+    def add_at(self, p: int, record) -> None:
+        self.chunks[p].append(record)
 
     def extend(self, records: Iterable) -> "Spiller":
         for r in records:
