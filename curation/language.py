@@ -211,5 +211,8 @@ def keep_language(lang: str, score: float, cfg: LanguageConfig) -> FilterResult:
     return FilterResult.kept()
 
 
-def make_identifier(cfg: LanguageConfig) -> LanguageIdentifier:
-    return LanguageIdentifier(cfg.model_path, cfg.max_chars, cfg.block_chars, cfg.cached_blocks)
+def make_identifier(cfg: LanguageConfig, model_path: str | None = None) -> LanguageIdentifier:
+    """The identifier ``cfg`` describes; ``model_path``: a local copy of ``cfg.model_path`` (a
+    worker's staged file) to load instead."""
+    return LanguageIdentifier(model_path or cfg.model_path, cfg.max_chars, cfg.block_chars,
+                              cfg.cached_blocks)

@@ -10,7 +10,7 @@ from typing import Any
 import apache_beam as beam
 
 from curation.document import Document, FilterResult
-from curation.language import LanguageConfig, LanguageIdentifier, keep_language
+from curation.language import LanguageConfig, keep_language, make_identifier
 from curation.normalize import normalize_text
 from pipelines.transforms.filter_fn import FilterDoFn
 from pipelines.transforms.outputs import count, with_changes
@@ -40,8 +40,7 @@ class LanguageFn(FilterDoFn):
 
     def setup(self) -> None:
         path = local_copy(self.cfg.model_path, self.model_sha256) if self.cfg.model_path else None
-        self._identifier = LanguageIdentifier(path, self.cfg.max_chars, self.cfg.block_chars,
-                                              self.cfg.cached_blocks)
+        self._identifier = make_identifier(self.cfg, path)
 
     def check(self, doc: Document) -> tuple[Document, FilterResult]:
         if self._identifier is None:
