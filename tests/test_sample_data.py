@@ -350,3 +350,48 @@ def test_truncated_pile_file_never_takes_a_data_files_name(tmp_path, monkeypatch
             assert zstandard.ZstdDecompressor().stream_reader(f).read().count(b"\n") >= 1, name
     with pytest.raises(zstandard.ZstdError):  # the cut stream
         zstandard.ZstdDecompressor().decompress((tmp_path / "pile" / names[-1]).read_bytes())
+
+
+def test_a_larger_sample_spreads_each_news_site_over_more_hosts(tmp_path, monkeypatch):
+    """With a fixed handful of hosts a 1M sample put ~30,000 pages on each, and the
+    site_boilerplate stage took the reused text they share for the sites' boilerplate: a site
+    gets another host per ``PAGES_PER_HOST`` pages of a source (here 5 instead of 1,000)."""
+    from mtnlg.sample_data import generate
+
+    monkeypatch.setattr(generate, "PAGES_PER_HOST", 2)
+    out = str(tmp_path)
+    gt = write_sample_corpus(out, docs=SMALL, seed=0)
+    _, pages, _ = read_corpus(out)
+    hosts = Counter()
+    for doc_id in pages:
+        with_news = gt["primary"][doc_id] != "low_quality"  # those are on their own sites
+        if with_news:
+            hosts[(doc_id.split("/")[0], _page_host(out, doc_id))] += 1
+    realnews = {}
+    for name in sorted(os.listdir(os.path.join(out, "realnews"))):
+        for i, line in enumerate(open(os.path.join(out, "realnews", name), encoding="utf-8")):
+            try:
+                realnews[f"realnews/realnews/{name}:{i}"] = json.loads(line)["domain"]
+            except json.JSONDecodeError:
+                continue
+    hosts.update(("realnews", host) for host in realnews.values())
+    per_source = defaultdict(list)
+    for (source, host), n in hosts.items():
+        per_source[source].append(n)
+    for source, counts in per_source.items():  # several hosts per site, a few pages on each
+        assert len(counts) > 8, (source, counts)
+        assert max(counts) <= 4 * 2, (source, counts)
+    notes = gt["site_boilerplate"]
+    assert len(notes["hosts"]) > 1
+    assert {realnews[i] for i in notes["documents"]} == set(notes["hosts"])
+    assert all(h.startswith("citybeat") for h in notes["hosts"])
+
+
+def _page_host(out: str, doc_id: str) -> str:
+    """The Host of the WARC response ``doc_id`` (``<slug>/common_crawl/<snapshot>/<file>#<k>``)."""
+    path, k = doc_id.split("/", 2)[2].rsplit("#", 1)
+    with open(os.path.join(out, "common_crawl", path), "rb") as f:
+        for j, rec in enumerate(ArchiveIterator(f)):
+            if j == int(k):
+                return rec.rec_headers.get_header("WARC-Target-URI").split("/")[2]
+    raise KeyError(doc_id)

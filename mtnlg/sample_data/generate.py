@@ -27,10 +27,23 @@ SITE_NOTE = ("City Beat is published by the City Beat Media Cooperative; "
              "letters to the editor may be edited for length.")
 """A site's standing notice at the end of its clean RealNews articles: the same line on every
 page of one host, which the ``site_boilerplate`` stage (on in the demo config) removes."""
+PAGES_PER_HOST = 1000
+"""A news site's pages per host in one source (a CC snapshot, RealNews) at most, about: a larger
+sample spreads each site over more hosts (``editions``), as a crawl of more pages meets more
+sites.  With a fixed handful of hosts a 1M sample put ~30,000 pages on each, whose text (dealt
+from the assets in cycles, so reused at that size) shared whole paragraphs across more than
+three pages of a host, and the ``site_boilerplate`` stage emptied 180,147 of its documents
+(18 at 100k).  Samples up to ~8,000 pages per snapshot (``--docs`` ~60,000) keep one host per
+site, byte for byte."""
 FORMAT_VERSION = 1
 UNATTRIBUTED_PILE = "pile"  # bucket for Pile lines whose subset cannot be read (malformed)
 SNAPSHOT_START = {"cc_2020_50": datetime(2020, 11, 23, 15, 0, 0), "cc_2021_04": datetime(2021, 1, 15, 9, 0, 0)}
 SNAPSHOT_FILE_STAMP = {"cc_2020_50": "20201123153826-20201123183826", "cc_2021_04": "20210115090412-20210115120412"}
+
+
+def _editions(pages: int, sites: int) -> int:
+    """Hosts per site for ``pages`` pages over ``sites`` sites: at most ~``PAGES_PER_HOST`` each."""
+    return max(1, -(-pages // (sites * PAGES_PER_HOST)))
 
 
 def _chunks(items: list, n_files: int) -> list[list]:
@@ -47,6 +60,7 @@ class _Writer:
         self.malformed: list[dict[str, Any]] = []
         self.pii: list[dict[str, Any]] = []
         self.site_notes: list[PlannedDoc] = []
+        self.site_note_hosts: set[str] = set()
 
     def rng(self, name: str) -> random.Random:
         return random.Random(f"{self.seed}/{name}")
@@ -87,6 +101,9 @@ class _Writer:
         rng = self.rng("realnews")
         rng.shuffle(docs)
         contact = self.rng("pii")  # its own stream: the other files do not change
+        domains = ["dailyledger.example.com", "northwind-times.example.com", "citybeat.example.com"]
+        editions = _editions(len(docs), len(domains))
+        placed = 0  # articles written so far: their host edition (no rng draw)
         for d in docs:
             if d.category == "clean" and contact.random() < PII_SHARE:
                 line, kinds = pii_planted.contact_line(contact)
@@ -101,10 +118,13 @@ class _Writer:
                     self._malformed(f"realnews/realnews/{name}:{len(lines) - 1}", f"realnews/{name}:{len(lines) - 1}",
                                     "bad_json", "realnews")
                 d.id = f"realnews/realnews/{name}:{len(lines)}"
-                domain = rng.choice(["dailyledger.example.com", "northwind-times.example.com", "citybeat.example.com"])
-                if d.category == "clean" and domain == SITE_NOTE_DOMAIN:  # no rng: other bytes unchanged
+                site = rng.choice(domains)
+                edition, placed = placed % editions, placed + 1
+                domain = site.replace(".", f"-{edition}.", 1) if edition else site
+                if d.category == "clean" and site == SITE_NOTE_DOMAIN:  # no rng: other bytes unchanged
                     d.text += "\n\n" + SITE_NOTE
                     self.site_notes.append(d)
+                    self.site_note_hosts.add(domain)
                 month, day, year = rng.randint(1, 12), rng.randint(1, 28), rng.randint(2016, 2019)
                 rec = {"title": d.title, "text": d.text, "summary": None,
                        "authors": rng.sample(["Jane Smith", "Omar Haddad", "Li Wei", "Ana Costa"], rng.randint(0, 2)),
@@ -127,6 +147,7 @@ class _Writer:
         rng.shuffle(docs)
         snapshot = SLUG_TO_NAME[slug]
         files = _chunks(docs, max(2, len(docs) // 5000))
+        editions = _editions(len(docs), len(html_page.SITES))
         for f, part in enumerate(files):
             name = f"CC-MAIN-{SNAPSHOT_FILE_STAMP[slug]}-{f:05d}.warc.gz"
             warc = WarcBuilder(name, snapshot, SNAPSHOT_START[slug], rng)
@@ -138,7 +159,7 @@ class _Writer:
                     main = html_page.blocks_html(lq.blocks, low_quality.CSS_CLASS.get(lq.kind, "content"))
                     payload = html_page.render(page, page_rng, main_html=main, style=lq.style)
                 else:
-                    page = html_page.make_page(page_rng, d.render_seed, d.title, d.text)
+                    page = html_page.make_page(page_rng, d.render_seed, d.title, d.text, editions=editions)
                     payload = html_page.render(page, page_rng)
                 k = warc.add_page(page.url, payload, page.content_type)
                 d.id = f"{slug}/common_crawl/{snapshot}/{name}#{k}"
@@ -192,7 +213,7 @@ def _ground_truth(plan: Plan, w: _Writer, docs: int, seed: int, tasks: dict) -> 
         "malformed": w.malformed,
         "clean": [d.id for d in cat("clean")],
         "pii": [{"id": p["doc"].id, "kinds": p["kinds"]} for p in w.pii],
-        "site_boilerplate": {"host": SITE_NOTE_DOMAIN, "line": SITE_NOTE,
+        "site_boilerplate": {"hosts": sorted(w.site_note_hosts), "line": SITE_NOTE,
                              "documents": [d.id for d in w.site_notes]},
         "primary": dict(sorted(primary.items())),
     }

@@ -37,14 +37,19 @@ class Page:
         return "text/html"
 
 
-def make_page(rng: random.Random, index: int, title: str, body: str, site: str | None = None) -> Page:
-    """A page of one of the news ``SITES`` (or of ``site``, a slug such as ``ace-deals``)."""
+def make_page(rng: random.Random, index: int, title: str, body: str, site: str | None = None,
+              editions: int = 1) -> Page:
+    """A page of one of the news ``SITES`` (or of ``site``, a slug such as ``ace-deals``), on one
+    of the site's ``editions`` hosts (``www.SITE.example.com``, ``www.SITE-1.example.com``, ...;
+    chosen by ``index``, so the other bytes do not change and copies of a page share a host)."""
     site = site or rng.choice(SITES)
+    edition = index % editions
+    host = f"{site}-{edition}" if edition else site
     charset, declared = rng.choices(CHARSETS, weights=(10, 3, 3, 2, 2, 2))[0]
     # URLs must be ASCII (WARC headers are): keep ASCII letters and digits of the title.
     words = ("".join(c for c in w.lower() if c.isascii() and c.isalnum()) for w in title.split()[:6])
     slug = "-".join(w for w in words if w) or "article"
-    url = f"http://www.{site}.example.com/{rng.randint(2009, 2020)}/{rng.randint(1, 12):02d}/{slug}-{index}.html"
+    url = f"http://www.{host}.example.com/{rng.randint(2009, 2020)}/{rng.randint(1, 12):02d}/{slug}-{index}.html"
     return Page(url, title, body, charset, declared, site)
 
 
