@@ -26,15 +26,15 @@ SITE_NOTE_DOMAIN = "citybeat.example.com"
 SITE_NOTE = ("City Beat is published by the City Beat Media Cooperative; "
              "letters to the editor may be edited for length.")
 """A site's standing notice at the end of its clean RealNews articles: the same line on every
-page of one host, which the ``site_boilerplate`` stage (on in the demo config) removes."""
+page of its hosts, which the ``site_boilerplate`` stage (on in the demo config) removes."""
 PAGES_PER_HOST = 1000
 """A news site's pages per host in one source (a CC snapshot, RealNews) at most, about: a larger
 sample spreads each site over more hosts (``editions``), as a crawl of more pages meets more
 sites.  With a fixed handful of hosts a 1M sample put ~30,000 pages on each, whose text (dealt
 from the assets in cycles, so reused at that size) shared whole paragraphs across more than
 three pages of a host, and the ``site_boilerplate`` stage emptied 180,147 of its documents
-(18 at 100k).  Samples up to ~8,000 pages per snapshot (``--docs`` ~60,000) keep one host per
-site, byte for byte."""
+(18 at 100k).  Samples up to ~40,000 documents (where RealNews reaches 3,000 articles over its
+3 sites) keep one host per site, byte for byte (checked at 25,000)."""
 FORMAT_VERSION = 1
 UNATTRIBUTED_PILE = "pile"  # bucket for Pile lines whose subset cannot be read (malformed)
 SNAPSHOT_START = {"cc_2020_50": datetime(2020, 11, 23, 15, 0, 0), "cc_2021_04": datetime(2021, 1, 15, 9, 0, 0)}
