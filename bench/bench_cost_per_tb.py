@@ -151,7 +151,7 @@ def read_sample(root: str, limit: int) -> tuple[list, float]:
     from curation.document import Document
     from infra.resources import config_path
     from pipelines.config.job import load_config
-    from pipelines.transforms.read import _records
+    from pipelines.read.readers import _records
 
     cfg = load_config(config_path("sources", "demo"), input_root=root)
     docs, t = [], time.process_time()

@@ -4,7 +4,7 @@ Both sides do the same work on the same documents with the same index, in the sa
 
 - pure: ``find_matches`` against ``TaskNgramIndex`` (+ ``split_document`` for matched
   documents), a plain loop in this process = one core;
-- Beam: ``pipelines.transforms.decontaminate.Decontaminate`` on the FnApiRunner in process (one worker, one
+- Beam: ``pipelines.decontaminate.Decontaminate`` on the FnApiRunner in process (one worker, one
   core): documents read from a JSON Lines file -> the stage (index built by the worker from the
   task file through FileSystems, match, corpus-wide frequency guard, split, stats) -> counts;
 - read: the same pipeline without the stage (what reading and counting cost on their own).
@@ -87,7 +87,7 @@ def beam_stage(docs_file: str, task_file: str | None, rule: DecontaminationConfi
     import apache_beam as beam
     from apache_beam.metrics.metric import MetricsFilter
 
-    from pipelines.transforms.decontaminate import Decontaminate
+    from pipelines.decontaminate import Decontaminate
 
     p = beam.Pipeline(runner="FnApiRunner")
     docs = p | beam.io.ReadFromText(docs_file) | "Parse" >> beam.Map(_document)

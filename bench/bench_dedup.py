@@ -7,7 +7,7 @@ replaced: word-5-gram Jaccard about 0.75-0.95).  The baseline comparison: both s
 5-grams, 128 permutations, threshold 0.8, datasketch's (bands, rows) for it, and verify
 candidates by estimated Jaccard >= threshold.  The baseline is one process (MinHash with our
 shingle hash, insert + query, union-find); ours is the dedup stage curate ships
-(``pipelines.stages``' dedup ``Stage`` on read-stage parts of the documents: records, fuzzy dedup,
+(``pipelines.build``' dedup ``Stage`` on read-stage parts of the documents: records, fuzzy dedup,
 decisions applied in the parts, removed documents, group rows, index, stats) on the
 FnApiRunner with ``--workers`` processes, end to end, the parts written first included.  Prints
 wall times, the time ratio, and whether both found the same clusters.
@@ -104,8 +104,8 @@ def dedup_stage(docs_pc, work_dir: str, exact: bool, fuzzy: FuzzyDedupConfig) ->
     folder laid out as in a RUN's staging (kept parts under ``_w/stages/dedup``, removed documents
     under ``_w/removed/<stage>``, group rows under ``dedup/``).  Returns that folder."""
     from pipelines.config.job import CurateConfig, DecontaminationStage, DedupConfig, InputSpec
-    from pipelines.stages import Stage, StageEnv
-    from pipelines.transforms.parts import WriteParts, part_urls
+    from pipelines.build import Stage, StageEnv
+    from pipelines.plumbing.parts import WriteParts, part_urls
 
     out = os.path.join(work_dir, "dedup")
     cfg = CurateConfig(inputs=[InputSpec("realnews", ["parts, not read"], "realnews")],  # (stage input: parts)

@@ -10,7 +10,7 @@ documents, in-process FnApiRunner:
 
   old        ``bench/legacy_dedup.py`` (the transforms before issue 16) with the demo's former
              settings: 10 bands x 10 rows, estimated-Jaccard verification
-  new-same   the dedup stage curate ships (``bench_dedup.dedup_stage``: ``pipelines.stages``'
+  new-same   the dedup stage curate ships (``bench_dedup.dedup_stage``: ``pipelines.build``'
              dedup ``Stage`` on read-stage parts) with the same settings (same decisions, checked)
   new        the same stage with the defaults: derived 13 x 7, exact-Jaccard verification
 

@@ -39,7 +39,7 @@ def main(argv=None) -> int:
     import curation.decontamination as this
     from curation.eval_tasks import task_source
     from pipelines.storage.task_files import task_texts
-    from pipelines.transforms.decontaminate import MATCH_BATCH
+    from pipelines.decontaminate import MATCH_BATCH
 
     base_index = load_baseline(args.baseline, "curation/ngram_index.py", "base_ngram_index")
     base = load_baseline(args.baseline, "curation/decontamination.py", "base_decontamination",

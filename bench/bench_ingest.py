@@ -122,10 +122,10 @@ def beam_ingest(root: str, workers: int) -> tuple[float, int]:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from curation.language import LanguageConfig
-    from pipelines.transforms.filter_fn import ApplyFilter
+    from pipelines.filters.base import ApplyFilter
     from pipelines.config.job import InputSpec
-    from pipelines.transforms.filters import HeuristicsFn, LanguageFn, Normalize
-    from pipelines.transforms.read import ReadInputs
+    from pipelines.filters.language import HeuristicsFn, LanguageFn, Normalize
+    from pipelines.read.readers import ReadInputs
 
     from infra.compat.beam import safe_local_data_plane
 

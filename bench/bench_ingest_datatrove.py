@@ -144,11 +144,11 @@ def run_ours(input_root: str, out: str, workers: int) -> dict:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from curation.language import LanguageConfig
-    from pipelines.transforms.filter_fn import ApplyFilter
+    from pipelines.filters.base import ApplyFilter
     from pipelines.config.job import InputSpec
-    from pipelines.transforms.filters import HeuristicsFn, LanguageFn, Normalize
-    from pipelines.transforms.read import ReadInputs
-    from pipelines.transforms.sinks import DOCUMENT_SCHEMA, document_row
+    from pipelines.filters.language import HeuristicsFn, LanguageFn, Normalize
+    from pipelines.read.readers import ReadInputs
+    from pipelines.plumbing.sinks import DOCUMENT_SCHEMA, document_row
 
     read_counter, kept_counter = Metrics.counter("bench", "read"), Metrics.counter("bench", "kept")
 

@@ -50,8 +50,8 @@ def main(argv=None) -> int:
     from curation.quality_train import TrainInput, read_inputs
     from infra.resources import config_path
     from mtnlg.sample_data import write_sample_corpus
-    from pipelines.transforms.filter_fn import ApplyFilter
-    from pipelines.transforms.quality import QualityFn
+    from pipelines.filters.base import ApplyFilter
+    from pipelines.filters.quality import QualityFn
 
     tmp = tempfile.mkdtemp(prefix="bench_quality_")
     sample, out = os.path.join(tmp, "sample"), os.path.join(tmp, "model")

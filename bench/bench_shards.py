@@ -111,9 +111,9 @@ def main(argv=None) -> int:
     p.add_argument("--workdir", default="/tmp/bench-shards")
     args = p.parse_args(argv)
 
-    from pipelines.transforms import shards as this
+    from pipelines.tokenize import shards as this
 
-    base = load_baseline(args.baseline, "pipelines/transforms/shards.py", "base_shards")
+    base = load_baseline(args.baseline, "pipelines/tokenize/shards.py", "base_shards")
     docs = kept_documents(args.run)
     print(f"{len(docs):,} kept documents, {sum(t.size for _, t in docs):,} tokens from {args.run}", flush=True)
     sides = {"base": base, "this": this}

@@ -19,11 +19,11 @@ import xxhash
 from curation.document import Document, Removal
 from curation.exact_dedup import keep_rank, priority_map, text_hash
 from curation.fuzzy_config import FuzzyDedupConfig
-from pipelines.transforms.outputs import REMOVED, count
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.outputs import REMOVED, count
+from pipelines.plumbing.timing import timed
 # unchanged since then: the baseline shares them with the live components
 from pipelines.transforms.components import _CheckStar, _count
-from pipelines.transforms.dedup_stats import KEPT_REASON, group_row
+from pipelines.dedup.stats import KEPT_REASON, group_row
 
 GROUPS = "groups"
 INPUTS = "inputs"

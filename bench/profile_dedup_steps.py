@@ -32,8 +32,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("run", help="a finished curate RUN (its stages/read/*.parquet are the input)")
     p.add_argument("--top", type=int, default=12)
     args = p.parse_args(argv)
-    from pipelines.transforms import dedup_partitioned as dp
-    from pipelines.transforms import dedup_tables as tables
+    from pipelines.dedup import stage as dp
+    from pipelines.dedup import tables
     from curation.fuzzy_config import FuzzyDedupConfig
     import json
 
@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds: dict[str, float] = defaultdict(float)
     prof = cProfile.Profile()
     if new:
-        from pipelines.transforms.dedup_steps import BandStepFn, ExactStepFn
+        from pipelines.dedup.steps import BandStepFn, ExactStepFn
 
         exact_fn, band_fn = ExactStepFn(out, False), BandStepFn(out, fuzzy.max_bucket, fuzzy.bucket_shards,
                                                                  fuzzy.verify)
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _has_steps() -> bool:
     try:
-        import pipelines.transforms.dedup_steps  # noqa: F401
+        import pipelines.dedup.steps  # noqa: F401
         return True
     except ImportError:
         return False

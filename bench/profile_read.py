@@ -4,8 +4,8 @@
     PYTHONPATH=$PWD .venv/bin/python bench/profile_read.py SAMPLE --limit 3000 --cprofile /tmp/read.prof
 
 SAMPLE is a ``mtnlg sample-data`` folder.  The read stage's work items are planned as the job
-plans them (``pipelines.transforms.work.PlanFn``) and each is run through the same DoFn chain
-``pipelines.stages.build_read`` builds (reader, normalize, [PII], language, heuristics); what
+plans them (``pipelines.read.plan.PlanFn``) and each is run through the same DoFn chain
+``pipelines.build.build_read`` builds (reader, normalize, [PII], language, heuristics); what
 leaves the chain goes through the stage's per-document output steps the job runs next (the
 part row of a kept document, the stats row and aggregate keys of a removal).  Each step's own
 CPU (``time.process_time``, excluding the steps it feeds) is summed; ``--cprofile`` also writes
@@ -70,16 +70,16 @@ def main(argv=None) -> int:
     from curation.document import Removal
     from pipelines.config.job import load_config
     from pipelines.config.inputs import match_files
-    from pipelines.transforms import parts, stats
-    from pipelines.transforms.chain import ChainFn, chain_filter
-    from pipelines.transforms.filters import HeuristicsFn, LanguageFn, NormalizeFn
-    from pipelines.transforms.work import PlanFn, ReadWorkFn
+    from pipelines.plumbing import parts, stats
+    from pipelines.filters.chain import ChainFn, chain_filter
+    from pipelines.filters.language import HeuristicsFn, LanguageFn, NormalizeFn
+    from pipelines.read.plan import PlanFn, ReadWorkFn
 
     cfg = load_config(args.config, input_root=str(args.sample))
     skip = cfg.skip_sources
     fns = [ReadWorkFn(cfg.inputs, cfg.input_root, None), NormalizeFn()]
     if cfg.pii.enabled:
-        from pipelines.transforms.pii import PiiFn
+        from pipelines.filters.pii import PiiFn
 
         fns.append(PiiFn(cfg.pii))
     fns += [chain_filter(LanguageFn(cfg.language), skip.get("language", ())),

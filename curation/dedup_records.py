@@ -97,7 +97,7 @@ def older_node(rank: list, doc_id: str, source: str) -> tuple:
 
 
 def index_row(record: DedupRecord) -> dict:
-    """A record as a ``RUN/dedup_index/`` row (``pipelines.transforms.dedup_index.INDEX_SCHEMA``)."""
+    """A record as a ``RUN/dedup_index/`` row (``pipelines.dedup.index.INDEX_SCHEMA``)."""
     bands = record.bands
     return {"id": record.id, "source": record.source,
             "rank": json.dumps(list(record.node[:RANK_FIELDS])), "text_hash": record.text_hash,

@@ -22,7 +22,7 @@ full of (measured on a planted set, bench/bench_pii.py):
   dates (``2021-04-12``), ISBNs (the word ISBN before it), coordinates or numeric ranges, which
   the group structure or the context excludes.
 
-Pure functions, no Beam; ``pipelines.transforms.pii`` wraps them as a curate stage.
+Pure functions, no Beam; ``pipelines.filters.pii`` wraps them as a curate stage.
 """
 from __future__ import annotations
 

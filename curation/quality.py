@@ -10,7 +10,7 @@
   documents on any runner and any number of workers.  ``P(keep) = (2 - score) ** -alpha``: a
   document scored 1 is always kept, one scored 0.5 with alpha 9 is kept 2.6% of the time.
 
-Nothing here imports Beam; ``pipelines.transforms.quality`` wraps it.
+Nothing here imports Beam; ``pipelines.filters.quality`` wraps it.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ heuristic filters and the tokenizer see the text.
 
 This module is the per-document half (no Beam): which lines a document offers for counting
 (``line_hashes``) and the document without the lines the counts condemned (``remove_lines``).
-The counting is the pipeline's (``pipelines.transforms.site_boilerplate``).
+The counting is the pipeline's (``pipelines.filters.site_boilerplate``).
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The curate job: raw sources -> cleaned, deduplicated, decontaminated token shards + stats.
 
-Four stages (``pipelines.stages``): read (read, normalize, language id, heuristics, quality),
+Four stages (``pipelines.build``): read (read, normalize, language id, heuristics, quality),
 dedup (exact + fuzzy, all sources jointly), decontaminate (13-grams), tokenize (+ shards).  Each
 writes its documents as parts that the next one reads, so only small records are ever shuffled.
 Every removal and dead letter is written and counted; ``run.json`` (accounting per source) is
@@ -63,13 +63,13 @@ from pipelines.runfolder.progress import ProgressLine
 from pipelines.runfolder.commit import STAGES, RunDir, RunDirError, fingerprint, read_manifest
 from infra.compat import CompatError
 from infra.compat.beam import is_local_runner, safe_local_data_plane
-from pipelines.transforms.timing import stage_seconds
+from pipelines.plumbing.timing import stage_seconds
 from infra.config import ConfigError
 from pipelines.config.job import CurateConfig, load_config
-from pipelines.transforms.parts import part_dest
+from pipelines.plumbing.parts import part_dest
 from pipelines.storage.files import is_remote
 from pipelines.runfolder.counters import merge_counters, safe_counters, write_counters
-from pipelines.stages import StageEnv, build_stage, enabled
+from pipelines.build import StageEnv, build_stage, enabled
 from pipelines.storage.staging import StagingError, local_copy
 
 log = logging.getLogger("mtnlg.curate")
@@ -319,7 +319,7 @@ class Runner:
 
 def finalize(rd: RunDir, fp: str, base: dict, cfg: CurateConfig | None = None) -> dict:
     """Merge the stages' aggregates, check the accounting and write run.json (last)."""
-    from pipelines.transforms.stats import grid_spec_of
+    from pipelines.plumbing.stats import grid_spec_of
 
     markers = {s: rd.done(s, fp) for s in STAGES}
     missing = [s for s, m in markers.items() if m is None]
@@ -365,7 +365,7 @@ def run(argv: list[str] | None = None) -> int:
         cfg = load_config(config_path("sources", args.config), input_root=args.input_root)
         quality = _quality_model(cfg, args.quality_model)  # before any input is read
         tokenizer, tokenizer_info = _tokenizer(cfg)
-        from pipelines.transforms.dedup_index import preflight
+        from pipelines.dedup.index import preflight
 
         against = preflight(cfg, args.dedup_against, rd.root)  # before RUN is touched
         fp = _run_fingerprint(cfg, tokenizer_info["sha256"], quality, against)

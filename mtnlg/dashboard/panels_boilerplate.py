@@ -1,6 +1,6 @@
 """The site-boilerplate panel: characters removed per source and host.
 
-Reads ``stats/site_boilerplate.parquet`` (``pipelines.transforms.site_boilerplate``: per source
+Reads ``stats/site_boilerplate.parquet`` (``pipelines.filters.site_boilerplate``: per source
 the hosts with most characters removed, and a ``*`` row with the source's totals).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from .htmlkit import esc, not_available, table, td, td_num, th
 
 FILE = "site_boilerplate.parquet"
-ALL_HOSTS = "*"  # pipelines.transforms.site_boilerplate.ALL_HOSTS (the dashboard imports no Beam)
+ALL_HOSTS = "*"  # pipelines.filters.site_boilerplate.ALL_HOSTS (the dashboard imports no Beam)
 HOSTS_SHOWN = 10
 
 

@@ -25,7 +25,7 @@ PII_FILE = "pii.parquet"
 def load_grid(run_dir: Path, notes: list[str]) -> dict[str, Any] | None:
     """``{"spec", "sources", "cells": [[source index, fate, [coordinates], documents, tokens,
     chars], ...]}`` or None (with a note when the table is damaged)."""
-    from pipelines.transforms.stats import read_grid
+    from pipelines.plumbing.stats import read_grid
 
     path = run_dir / "stats" / GRID_FILE
     if not path.exists():

@@ -12,7 +12,7 @@ def counters_rows(result) -> list[dict]:
     (committed values where the runner reports them, else attempted)."""
     from apache_beam.metrics.metric import MetricsFilter
 
-    from pipelines.transforms.outputs import NAMESPACE
+    from pipelines.plumbing.outputs import NAMESPACE
 
     rows = []
     for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:

@@ -1,6 +1,6 @@
 """What ``mtnlg explain`` reads for one document, and only that.
 
-* its rows: ``stats/id_index/`` (``pipelines.transforms.id_index.lookup``) names the one stats file holding
+* its rows: ``stats/id_index/`` (``pipelines.plumbing.id_index.lookup``) names the one stats file holding
   its per-document row, the ``removed/`` file holding its removal and its dedup group row; a run
   without the index (written with ``id_index: false``) is searched file by file instead;
 * where a kept document is: shard ``k`` of its source holds the ids whose hash falls in the
@@ -24,7 +24,7 @@ from apache_beam.io.filesystems import FileSystems
 
 from infra.hashing import stable_hash
 from pipelines.storage.files import file_exists, join, list_files, read_bytes
-from pipelines.transforms.id_index import has_index, lookup
+from pipelines.plumbing.id_index import has_index, lookup
 
 
 class ExplainError(ValueError):
@@ -84,7 +84,7 @@ class RunReader:
         """The per-document stats row of ``doc_id`` (index, else every stats file)."""
         files = [e["file"] for e in entries if e["what"] == "stats"]
         if not self.indexed:
-            from pipelines.transforms.stats import DOCUMENTS_DIR
+            from pipelines.plumbing.stats import DOCUMENTS_DIR
 
             files = [p[len(self.run_dir) + 1:] for p in list_files(self._p(DOCUMENTS_DIR))
                      if p.endswith(".parquet")]
@@ -99,7 +99,7 @@ class RunReader:
         if self.indexed:
             hits = [e for e in self.entries(url) if e["what"] == "url"]
             return hits[0]["id"] if hits else None
-        from pipelines.transforms.stats import DOCUMENTS_DIR
+        from pipelines.plumbing.stats import DOCUMENTS_DIR
 
         for p in list_files(self._p(DOCUMENTS_DIR)):
             if p.endswith(".parquet"):
@@ -147,7 +147,7 @@ class RunReader:
     def shard_location(self, source: str, doc_id: str) -> dict | None:
         """``{shard, prefix, sequence, token_start, tokens, url, text}`` of a kept document."""
         from pipelines.runfolder.report import read_parquet_rows
-        from pipelines.transforms.shards import SPACE
+        from pipelines.tokenize.shards import SPACE
 
         shards = [r for r in read_parquet_rows(self._p("stats/shards.parquet")) if r["source"] == source]
         if not shards:

@@ -1,7 +1,7 @@
 """Write ``stats/id_index/`` for a finished run that has none (written with ``id_index: false``
 or before the index existed), on this machine, from the run's own files: the ``id``/``url``
 columns of ``stats/documents/``, the ids in ``removed/``, the rows of ``dedup/groups``.  The
-layout is the one curate writes (``pipelines.transforms.id_index``), with one producer per kind
+layout is the one curate writes (``pipelines.plumbing.id_index``), with one producer per kind
 of file (``rows``, ``removed_text``, ``extra``).  It reads every such file once, so it is for runs
 that fit a machine; curate writes the same index spread over its workers.
 
@@ -17,8 +17,8 @@ from collections import defaultdict
 import pyarrow.parquet as pq
 
 from pipelines.storage.files import join, list_files, read_bytes
-from pipelines.transforms.id_index import INDEX_DIR, _write_bucket, bucket_of, buckets_for
-from pipelines.transforms.id_index_spool import detail_json, entry
+from pipelines.plumbing.id_index import INDEX_DIR, _write_bucket, bucket_of, buckets_for
+from pipelines.plumbing.id_index_spool import detail_json, entry
 
 
 def build_index(run_dir: str) -> dict[str, int]:

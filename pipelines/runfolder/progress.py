@@ -1,6 +1,6 @@
 """The curate driver's live progress: documents done, documents per second and an ETA.
 
-The workers write their counts per stage (``pipelines.transforms.progress``); ``ProgressLine``
+The workers write their counts per stage (``pipelines.plumbing.progress``); ``ProgressLine``
 sums them for the stage now running (the last one, in job order, with any count) and prints
 
     read: 48,210 documents, 312/s, 41% of the input, ETA 2m41s
@@ -23,7 +23,7 @@ import time
 from collections import deque
 
 from pipelines.storage.files import join, list_files, read_bytes
-from pipelines.transforms.progress import PROGRESS_DIR
+from pipelines.plumbing.progress import PROGRESS_DIR
 
 WINDOW = 30.0
 TTY_EVERY, LOG_EVERY = 1.0, 30.0

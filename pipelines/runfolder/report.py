@@ -76,7 +76,7 @@ def merge_stage_aggregates(run_dir: str, stages: list[str], grid_spec=None) -> d
     (``stats/counts|histograms|languages|read_counts|pii.parquet`` and, given the run's
     ``GridSpec``, ``stats/filter_grid.parquet``); returns their rows."""
     from curation.stats import merge_partials
-    from pipelines.transforms.stats import AGGREGATE_TABLES, GRID_FILE, grid_table_bytes
+    from pipelines.plumbing.stats import AGGREGATE_TABLES, GRID_FILE, grid_table_bytes
 
     partials = []
     for stage in stages:

@@ -19,7 +19,7 @@
    end up smaller; a shard left with no document is deleted with its part and row (curate
    writes none for an empty range).
 3. The renames, from a journal (``pipelines.runfolder.takedown_files``), ``run.json`` last; then the run's
-   dedup index (``pipelines.transforms.dedup_index.remove_from_index``, when the run has one) and, with
+   dedup index (``pipelines.dedup.index.remove_from_index``, when the run has one) and, with
    ``--manifest M``, a new manifest version next to M (``blending.revise``).  The old manifest
    then fails the trainer's checksum check against the rewritten shards.
 """
@@ -138,7 +138,7 @@ def resolve(run_dir: str, entries: list[str], by: str, shards: list[dict]) -> di
 
 def _not_kept(run_dir: str, ids: list[str]) -> dict[str, str]:
     """ids among ``ids`` that the run read but did not keep -> ``stage/reason``."""
-    from pipelines.transforms.stats import DOCUMENTS_DIR
+    from pipelines.plumbing.stats import DOCUMENTS_DIR
     from pipelines.runfolder.takedown_files import read_table
 
     out, value_set = {}, pa.array(ids)
@@ -153,9 +153,9 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
              allow_unknown: bool = False) -> dict:
     """Do the takedown; returns the ``takedowns`` entry written to run.json."""
     from pipelines.runfolder.report import AccountingError, accounting, write_run_json
-    from pipelines.transforms.shards import SHARD_SCHEMA
+    from pipelines.tokenize.shards import SHARD_SCHEMA
     from pipelines.storage.files import json_line, parquet_bytes
-    from pipelines.transforms.stats import AGGREGATE_TABLES, GRID_FILE, grid_table_bytes
+    from pipelines.plumbing.stats import AGGREGATE_TABLES, GRID_FILE, grid_table_bytes
     from pipelines.runfolder.takedown_files import (Staged, TakedownError, finish_pending, read_table,
                                           rewrite_shard, rewrite_stats_rows, scrub_removed_text,
                                           scrub_stage_parts, updated_aggregates)
@@ -267,9 +267,9 @@ def _remove_from_index(run_dir: str, ids: list[str]) -> int | None:
         log.info("no dedup_index/ in %s: nothing to remove there", run_dir)
         return None
     try:
-        from pipelines.transforms.dedup_index import remove_from_index
+        from pipelines.dedup.index import remove_from_index
     except ImportError:
-        log.warning("%s has a dedup_index/ but pipelines.transforms.dedup_index is not available; the "
+        log.warning("%s has a dedup_index/ but pipelines.dedup.index is not available; the "
                     "index still lists the removed documents", run_dir)
         return None
     return int(remove_from_index(run_dir, ids))

@@ -118,7 +118,7 @@ def rewrite_shard(run_dir: str, recorded: dict, part: pa.Table, remove_ids: set[
     None when no document is left: then the shard and its part are deleted, as curate writes
     no shard for an empty hash range (and object stores cannot hold an empty multipart upload)."""
     from blending.indexed_dataset import IndexedDataset, IndexedDatasetWriter, bin_path, idx_path
-    from pipelines.transforms.shards import SHARD_DOCUMENT_SCHEMA
+    from pipelines.tokenize.shards import SHARD_DOCUMENT_SCHEMA
 
     rel, source, k = recorded["prefix"], recorded["source"], recorded["shard"]
     prefix = join(run_dir, *rel.split("/"))
@@ -169,7 +169,7 @@ def rewrite_shard(run_dir: str, recorded: dict, part: pa.Table, remove_ids: set[
 def rewrite_stats_rows(run_dir: str, remove_ids: set[str], staged: Staged) -> tuple[list, list]:
     """Per-document stats rows of the removed documents -> outcome ``removed``, stage and reason
     ``takedown`` (files without such rows untouched); returns (old rows, new rows)."""
-    from pipelines.transforms.stats import DOCUMENTS_DIR
+    from pipelines.plumbing.stats import DOCUMENTS_DIR
 
     old_rows, new_rows = [], []
     value_set = pa.array(sorted(remove_ids), pa.string())
@@ -240,7 +240,7 @@ def updated_aggregates(run_dir: str, old_rows: list[dict], new_rows: list[dict])
     the removed documents moved from ``kept`` to ``removed``/``takedown``, exactly as if the
     stages had decided so.  ``tables["grid_spec"]`` is the grid's spec (None: no grid table)."""
     from curation.stats import aggregate_keys, merge_partials, table_partials
-    from pipelines.transforms.stats import AGGREGATE_TABLES, GRID_FILE, read_grid
+    from pipelines.plumbing.stats import AGGREGATE_TABLES, GRID_FILE, read_grid
 
     total: dict[tuple, int] = defaultdict(int)
     for name, (file_name, _) in AGGREGATE_TABLES.items():

@@ -30,9 +30,9 @@ from curation.dedup_records import DedupRecord, dedup_records, is_older, node_id
 from curation.document import Decision, Document
 from curation.exact_dedup import priority_map
 from curation.fuzzy_config import FuzzyDedupConfig
-from pipelines.transforms.outputs import count
-from pipelines.transforms.timing import timed
-from pipelines.transforms.dedup_stats import AGAINST_EXACT, KEPT_REASON, OLDER_KEPT_REASON, group_row
+from pipelines.plumbing.outputs import count
+from pipelines.plumbing.timing import timed
+from pipelines.dedup.stats import AGAINST_EXACT, KEPT_REASON, OLDER_KEPT_REASON, group_row
 
 GROUPS = "groups"
 INPUTS = "inputs"

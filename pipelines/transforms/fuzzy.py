@@ -35,10 +35,10 @@ import xxhash
 from curation.dedup_records import is_older, node_id, node_source
 from curation.document import Decision
 from curation.fuzzy_config import FuzzyDedupConfig
-from pipelines.transforms.outputs import count
+from pipelines.plumbing.outputs import count
 from pipelines.transforms.components import ConnectedComponents
 from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS
-from pipelines.transforms.dedup_stats import AGAINST_FUZZY
+from pipelines.dedup.stats import AGAINST_FUZZY
 from pipelines.transforms.fuzzy_verify import ClusterRows, VerifyCandidates
 
 OVERSIZED, CENTRES, BUCKETS, CANDIDATES = "oversized", "centres", "buckets", "candidates"

@@ -23,8 +23,8 @@ import apache_beam as beam
 
 from curation.dedup_records import (DedupRecord, is_older, node_id, node_source, similarity,
                                    verification_payload)
-from pipelines.transforms.outputs import count
-from pipelines.transforms.dedup_stats import AGAINST_FUZZY, KEPT_REASON, OLDER_KEPT_REASON, group_row
+from pipelines.plumbing.outputs import count
+from pipelines.dedup.stats import AGAINST_FUZZY, KEPT_REASON, OLDER_KEPT_REASON, group_row
 
 MEMBER, CENTRE = 0, 1
 

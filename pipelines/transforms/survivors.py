@@ -24,9 +24,9 @@ from __future__ import annotations
 import apache_beam as beam
 
 from curation.document import Decision
-from pipelines.transforms.dedup_stats import AGAINST_EXACT, AGAINST_FUZZY
-from pipelines.transforms.outputs import count
-from pipelines.transforms.sinks import flatten_small
+from pipelines.dedup.stats import AGAINST_EXACT, AGAINST_FUZZY
+from pipelines.plumbing.outputs import count
+from pipelines.plumbing.sinks import flatten_small
 
 DECISION, LINK = "decision", "link"
 

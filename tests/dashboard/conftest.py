@@ -116,7 +116,7 @@ def make_run(root: Path, name: str = "run", seed: int = 0, n_per_source: int = 1
     from curation.language import LanguageConfig
     from curation.quality import QualityConfig
     from curation.threshold_grid import GridSpec
-    from pipelines.transforms.stats import grid_table_bytes
+    from pipelines.plumbing.stats import grid_table_bytes
 
     spec = GridSpec.from_config(LanguageConfig(), HeuristicsConfig(),
                                 QualityConfig(enabled=True, model_path="m.bin", rule="threshold",

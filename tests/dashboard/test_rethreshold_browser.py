@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from curation.threshold_grid import current_settings, evaluate
-from pipelines.transforms.stats import read_grid
+from pipelines.plumbing.stats import read_grid
 from test_browser import assert_clean, open_dashboard
 
 ROW = """(src => [...document.querySelector('#rethreshold tr[data-source="' + src + '"]').children]

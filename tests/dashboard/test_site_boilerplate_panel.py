@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from mtnlg.dashboard import build_dashboard
-from pipelines.transforms.site_boilerplate import ALL_HOSTS, SCHEMA, TABLE
+from pipelines.filters.site_boilerplate import ALL_HOSTS, SCHEMA, TABLE
 
 
 def _section(page: str) -> str:

@@ -10,9 +10,9 @@ from apache_beam.pvalue import AsSingleton
 from apache_beam.testing.util import assert_that, equal_to
 
 from pipelines.transforms.components import round_rows
-from pipelines.transforms.components_files import FileComponents
-from pipelines.transforms.dedup_steps import edge_spills
-from pipelines.transforms.spill import Spiller, read_chunk, read_partition, write_spill
+from pipelines.dedup.components import FileComponents
+from pipelines.dedup.steps import edge_spills
+from pipelines.plumbing.spill import Spiller, read_chunk, read_partition, write_spill
 from test_components import disjoint_union, simulate, union_find_labels
 from pipeline_fixtures import local_pipeline
 

@@ -13,7 +13,7 @@ from apache_beam.testing.util import assert_that, equal_to
 from curation.decontamination import DecontaminationConfig
 from curation.document import Document
 from curation.pieces import piece_documents, split_pieces
-from pipelines.transforms.decontaminate import Decontaminate, MatchFn, TaskIndex
+from pipelines.decontaminate import Decontaminate, MatchFn, TaskIndex
 from pipeline_fixtures import english, local_pipeline
 from task_bucket import TaskBucket
 

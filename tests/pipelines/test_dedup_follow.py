@@ -8,9 +8,9 @@ from apache_beam.pvalue import AsList, AsSingleton
 from apache_beam.testing.util import assert_that, equal_to
 
 from curation.document import Decision
-from pipelines.transforms.dedup_decide import DECIDED, FollowStepFn
-from pipelines.transforms.dedup_steps import decision_partition, key_partition
-from pipelines.transforms.spill import Spiller, read_chunk
+from pipelines.dedup.decide import DECIDED, FollowStepFn
+from pipelines.dedup.steps import decision_partition, key_partition
+from pipelines.plumbing.spill import Spiller, read_chunk
 from pipeline_fixtures import local_pipeline
 
 P = 3

@@ -39,7 +39,7 @@ def _dedup_only_config(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def dedup_run(tmp_path_factory):
-    """``mtnlg curate`` itself (its dedup stage: ``pipelines.stages.build_dedup``) on the sample."""
+    """``mtnlg curate`` itself (its dedup stage: ``pipelines.build.build_dedup``) on the sample."""
     from mtnlg import sample_data
 
     sample = tmp_path_factory.mktemp("sample")

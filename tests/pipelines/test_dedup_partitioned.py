@@ -21,12 +21,12 @@ from curation.fuzzy_config import FuzzyDedupConfig
 from infra.hashing import bytes_sha256
 from pipelines.storage.files import parquet_bytes
 from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, ExactDedup
-from pipelines.transforms.dedup_index import INDEX_SCHEMA
-from pipelines.transforms.dedup_apply import ApplyPartFn, check_applied
-from pipelines.transforms.dedup_partitioned import PartitionedDedup
-from pipelines.transforms.dedup_tables import part_key
+from pipelines.dedup.index import INDEX_SCHEMA
+from pipelines.dedup.apply import ApplyPartFn, check_applied
+from pipelines.dedup.stage import PartitionedDedup
+from pipelines.dedup.tables import part_key
 from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
-from pipelines.transforms.parts import WriteParts, read_part
+from pipelines.plumbing.parts import WriteParts, read_part
 from pipeline_fixtures import english, local_pipeline
 
 FUZZY = FuzzyDedupConfig(num_perm=64, bands=16, rows=4, threshold=0.7, max_rounds=6, max_bucket=3,
@@ -140,7 +140,7 @@ def _one_part(tmp_path, docs) -> dict:
         _ = p | beam.Create(docs) | WriteParts(str(tmp_path), "read")
     url = glob.glob(os.path.join(str(tmp_path), "_w", "stages", "read", "*.parquet"))[0]
     features = str(tmp_path / "features.parquet")
-    from pipelines.transforms.dedup_tables import features_table, write_features
+    from pipelines.dedup.tables import features_table, write_features
 
     write_features(features, features_table(dedup_records(list(read_part(url)), None)))
     return {"key": part_key(url), "part": url, "features": features}

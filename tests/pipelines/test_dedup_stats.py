@@ -9,7 +9,7 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines.transforms.dedup_stats import (GROUP_FILES, INDEX_SPOOLS, PARTIALS, WriteDedupOutputs,
+from pipelines.dedup.stats import (GROUP_FILES, INDEX_SPOOLS, PARTIALS, WriteDedupOutputs,
                                               WriteDedupStats, group_outputs, group_row)
 from pipeline_fixtures import local_pipeline
 

@@ -8,9 +8,9 @@ import pyarrow.parquet as pq
 
 from curation.document import DeadLetter
 from curation.heuristics import SCORE_COLUMNS, HeuristicsConfig, apply_heuristics, decide
-from pipelines.transforms.filter_fn import ApplyFilter
-from pipelines.transforms.filters import HeuristicsFn
-from pipelines.transforms.stats import ROW_SCHEMA, StageOutcomes
+from pipelines.filters.base import ApplyFilter
+from pipelines.filters.language import HeuristicsFn
+from pipelines.plumbing.stats import ROW_SCHEMA, StageOutcomes
 from pipeline_fixtures import doc, english
 
 TEXTS = {

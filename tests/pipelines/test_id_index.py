@@ -9,10 +9,10 @@ import apache_beam as beam
 import pyarrow.parquet as pq
 import pytest
 
-from pipelines.transforms import id_index
-from pipelines.transforms.id_index import WriteIdIndex, bucket_of, lookup
-from pipelines.transforms.id_index_spool import EntrySpool, entry
-from pipelines.transforms.sinks import WriteRowsFn
+from pipelines.plumbing import id_index
+from pipelines.plumbing.id_index import WriteIdIndex, bucket_of, lookup
+from pipelines.plumbing.id_index_spool import EntrySpool, entry
+from pipelines.plumbing.sinks import WriteRowsFn
 from pipeline_fixtures import local_pipeline
 
 
@@ -71,7 +71,7 @@ def test_one_writer_per_stage_writes_each_producers_own_buckets(tmp_path, monkey
 def test_gather_lists_a_small_pcollection_also_when_empty():
     from apache_beam.testing.util import assert_that, equal_to
 
-    from pipelines.transforms.sinks import Gather
+    from pipelines.plumbing.sinks import Gather
 
     with local_pipeline() as p:
         full = p | "Full" >> beam.Create([3, 1, 2]) | "GatherFull" >> Gather()

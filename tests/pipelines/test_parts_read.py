@@ -6,7 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from curation.document import Document
-from pipelines.transforms.parts import PART_SCHEMA, from_row, read_part, to_row
+from pipelines.plumbing.parts import PART_SCHEMA, from_row, read_part, to_row
 
 
 def test_read_part_equals_the_rows_decoded_one_by_one(tmp_path):

@@ -6,8 +6,8 @@ import apache_beam as beam
 from apache_beam.testing.util import assert_that, equal_to
 
 from curation.pii import PiiConfig
-from pipelines.transforms.pii import PiiFn
-from pipelines.transforms.stats import stats_row
+from pipelines.filters.pii import PiiFn
+from pipelines.plumbing.stats import stats_row
 from pipeline_fixtures import doc
 
 TEXT = "Mail ops@example.org from 198.51.100.7 today; version 1.2.3.4 is unaffected."

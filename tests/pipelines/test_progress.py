@@ -12,7 +12,7 @@ import types
 import apache_beam as beam
 
 from pipelines.runfolder.progress import ProgressLine, format_line, stage_counts
-from pipelines.transforms import progress
+from pipelines.plumbing import progress
 from pipeline_fixtures import local_pipeline
 
 

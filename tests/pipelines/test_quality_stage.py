@@ -20,8 +20,8 @@ from mtnlg.commands import quality as quality_cli
 from curation.quality import QualityConfig
 from infra.hashing import file_sha256
 from pipelines import curate
-from pipelines.transforms.filter_fn import ApplyFilter
-from pipelines.transforms.quality import QualityFn
+from pipelines.filters.base import ApplyFilter
+from pipelines.filters.quality import QualityFn
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from curation.document import Document
 from pipelines.config.job import InputSpec
-from pipelines.transforms.read import ReadInputs
+from pipelines.read.readers import ReadInputs
 from pipeline_fixtures import english
 
 BOUND_S = 60  # generous: the whole pipeline takes a few seconds; a FIFO would block forever

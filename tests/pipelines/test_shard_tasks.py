@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 from blending.indexed_dataset import IndexedDataset
 from curation.document import Document
 from infra.hashing import stable_hash
-from pipelines.transforms.shards import WriteRunsFn, WriteShardFn, plan_shards, shard_bounds
+from pipelines.tokenize.shards import WriteRunsFn, WriteShardFn, plan_shards, shard_bounds
 
 
 def _runs(out: str, items) -> list[dict]:

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 from apache_beam.metrics.metric import MetricsFilter
 
 from curation.site_boilerplate import SiteBoilerplateConfig
-from pipelines.transforms.site_boilerplate import SiteBoilerplate
+from pipelines.filters.site_boilerplate import SiteBoilerplate
 from tests.pipelines.pipeline_fixtures import doc, local_pipeline
 
 NAV = "Home | News | Sport | Weather | About us"
@@ -132,7 +132,7 @@ class _Collect(beam.PTransform):
         self.path = str(path)
 
     def expand(self, pcoll):
-        from pipelines.transforms.sinks import Gather
+        from pipelines.plumbing.sinks import Gather
 
         path = self.path
         return pcoll | Gather() | beam.Map(lambda xs: open(path, "w").write(repr(sorted(xs, key=repr))))

@@ -10,12 +10,12 @@ import pyarrow.parquet as pq
 from apache_beam.testing.util import assert_that, equal_to
 
 from curation.document import Document
-from pipelines.transforms.chain import ChainFn
-from pipelines.transforms.outputs import REMOVED
-from pipelines.transforms.filter_fn import FilterDoFn
-from pipelines.transforms.parts import from_row, to_row
-from pipelines.transforms.shards import WriteShards, shard_bounds
-from pipelines.transforms.sinks import WriteRowsFn
+from pipelines.filters.chain import ChainFn
+from pipelines.plumbing.outputs import REMOVED
+from pipelines.filters.base import FilterDoFn
+from pipelines.plumbing.parts import from_row, to_row
+from pipelines.tokenize.shards import WriteShards, shard_bounds
+from pipelines.plumbing.sinks import WriteRowsFn
 from pipeline_fixtures import doc, local_pipeline
 
 
@@ -103,7 +103,7 @@ def test_chain_runs_dofns_back_to_back_and_merges_their_tagged_outputs(pipeline)
 
 
 def test_large_files_are_read_as_slices_each_record_once(pipeline, tmp_path, monkeypatch):
-    from pipelines.transforms import work
+    from pipelines.read import plan as work
     from pipelines.config.job import InputSpec
     from pipeline_fixtures import write_corpus
 

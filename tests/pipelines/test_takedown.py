@@ -21,7 +21,7 @@ import yaml
 from blending.indexed_dataset import IndexedDataset
 from infra.hashing import file_sha256
 from pipelines.runfolder import takedown
-from pipelines.transforms.shards import locate
+from pipelines.tokenize.shards import locate
 
 pytestmark = pytest.mark.slow
 FAST = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
@@ -318,12 +318,12 @@ def test_the_dedup_index_loses_the_documents_or_is_skipped_with_a_note(run, tmp_
     open(os.path.join(run, "dedup_index", "params.json"), "w").write("{}")
     request = tmp_path / "ids.txt"
     request.write_text(victims[0] + "\n")
-    monkeypatch.setitem(sys.modules, "pipelines.transforms.dedup_index", None)  # module absent: a note
+    monkeypatch.setitem(sys.modules, "pipelines.dedup.index", None)  # module absent: a note
     assert takedown.main(["--run", run, "--ids", str(request)]) == 0
     assert "still lists the removed documents" in caplog.text
     calls = []
     fake = types.SimpleNamespace(remove_from_index=lambda d, ids: calls.append((d, ids)) or len(ids))
-    monkeypatch.setitem(sys.modules, "pipelines.transforms.dedup_index", fake)
+    monkeypatch.setitem(sys.modules, "pipelines.dedup.index", fake)
     request.write_text(victims[1] + "\n")
     assert takedown.main(["--run", run, "--ids", str(request)]) == 0
     assert calls == [(run, [victims[1]])]

@@ -10,17 +10,17 @@ from curation.decontamination import DecontaminationConfig
 from curation.dedup_records import node_id
 from curation.document import Removal
 from curation.language import LanguageConfig
-from pipelines.transforms.filter_fn import ApplyFilter
+from pipelines.filters.base import ApplyFilter
 from pipelines.transforms.components import ConnectedComponents, NotConvergedError
 from pipelines.config.job import FuzzyDedupConfig, InputSpec
 from curation.pieces import split_pieces
-from pipelines.transforms.decontaminate import Decontaminate
+from pipelines.decontaminate import Decontaminate
 from pipelines.transforms.dedup import ExactDedup
-from pipelines.transforms.filters import HeuristicsFn, LanguageFn, Normalize
+from pipelines.filters.language import HeuristicsFn, LanguageFn, Normalize
 from pipelines.transforms.fuzzy import FuzzyDedup
-from pipelines.transforms.read import ReadInputs
-from pipelines.transforms.stats import stats_row
-from pipelines.transforms.tokenize import Tokenize
+from pipelines.read.readers import ReadInputs
+from pipelines.plumbing.stats import stats_row
+from pipelines.tokenize.tokens import Tokenize
 from pipeline_fixtures import GPT2, doc, english, local_pipeline, write_corpus
 
 
@@ -113,13 +113,13 @@ def test_fuzzy_dedup_removes_near_duplicates_keeping_priority(pipeline):
 
 
 def _dedup_stage(tmp_path, docs, exact: bool, fuzzy: FuzzyDedupConfig) -> tuple[list, list]:
-    """The dedup stage curate ships (``pipelines.stages``: records from the parts, exact then
+    """The dedup stage curate ships (``pipelines.build``: records from the parts, exact then
     fuzzy decisions, applied in the parts) on ``docs``: (kept ids, (id, stage, kept) removed)."""
     import glob
 
     from pipelines.config.job import CurateConfig, DecontaminationStage, DedupConfig, InputSpec
-    from pipelines.stages import Stage, StageEnv
-    from pipelines.transforms.parts import WriteParts, part_urls, read_part
+    from pipelines.build import Stage, StageEnv
+    from pipelines.plumbing.parts import WriteParts, part_urls, read_part
 
     cfg = CurateConfig(inputs=[InputSpec("realnews", ["parts, not read"], "realnews")],  # (stage input: parts)
                        dedup=DedupConfig(exact=exact, fuzzy=fuzzy),
@@ -176,7 +176,7 @@ def test_tokenize_appends_eod_and_removes_short_documents(pipeline):
 def test_stats_rows_cover_every_outcome():
     import numpy as np
     from curation.document import DeadLetter
-    from pipelines.transforms.stats import ROW_SCHEMA
+    from pipelines.plumbing.stats import ROW_SCHEMA
 
     kept = (doc("k", "a b c", tokens=4), np.arange(4))
     rem = Removal(doc("r", "x y"), "heuristics", "too_few_words")

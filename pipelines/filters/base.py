@@ -6,8 +6,8 @@ from typing import Iterator
 import apache_beam as beam
 
 from curation.document import Document, FilterResult, Removal
-from pipelines.transforms.outputs import REMOVED, count
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.outputs import REMOVED, count
+from pipelines.plumbing.timing import timed
 
 
 class FilterDoFn(beam.DoFn):

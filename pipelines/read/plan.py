@@ -6,7 +6,7 @@
       -> plan: a WARC file -> its ``WarcRange``s (one cheap scan), any other file -> itself
       -> Reshuffle (work items spread)
 
-``ReadWorkFn`` reads one work item with the reader DoFns of ``pipelines.transforms.read`` (``ReadFileFn``,
+``ReadWorkFn`` reads one work item with the reader DoFns of ``pipelines.read.readers`` (``ReadFileFn``,
 ``ReadWarcRangeFn``) and also reports how many records it read per source (tag ``read``), the
 count the accounting checks the outcomes against.  Only file names and ranges are shuffled,
 never documents: the documents of a work item are processed where they were read.
@@ -24,11 +24,11 @@ from apache_beam.pvalue import TaggedOutput
 
 from curation.document import DeadLetter, Document, Removal
 from curation.readers.files import common_root, file_problem, id_path
-from pipelines.transforms import progress
-from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
-from pipelines.transforms.timing import timed
+from pipelines.plumbing import progress
+from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED
+from pipelines.plumbing.timing import timed
 from pipelines.config.job import InputSpec
-from pipelines.transforms.read import (WARC_RECORDS_PER_RANGE, PlanWarcRangesFn, ReadFileFn, ReadWarcRangeFn,
+from pipelines.read.readers import (WARC_RECORDS_PER_RANGE, PlanWarcRangesFn, ReadFileFn, ReadWarcRangeFn,
                             _dead, _fail, _path_element, _records, _route)
 
 READ = "read"
@@ -126,13 +126,13 @@ def _source_of(rec) -> str:
 class ReadWorkFn(beam.DoFn):
     """``(group, item, bytes)`` -> documents; ``removed`` and ``dead_letter`` records; and
     ``read``: ``(source, records)`` for the item (every record the reader produced).
-    ``progress``: the stage folder its progress goes to (``pipelines.transforms.progress``)."""
+    ``progress``: the stage folder its progress goes to (``pipelines.plumbing.progress``)."""
 
     def __init__(self, inputs: list[InputSpec], input_root: str | None = None,
                  progress: str | None = None) -> None:
         self.inputs, self.progress = list(inputs), progress
         # Document ids hold paths relative to this root (contract 1); without one, each group's
-        # deepest common folder (as ``pipelines.transforms.read.ReadInputs``).
+        # deepest common folder (as ``pipelines.read.readers.ReadInputs``).
         self.roots = [input_root if input_root is not None else common_root(spec.paths)
                       for spec in self.inputs]
         self._fns: dict[int, beam.DoFn] = {}

@@ -41,23 +41,23 @@ from curation.dedup_records import dedup_records
 from curation.exact_dedup import priority_map
 from curation.fuzzy_config import FuzzyDedupConfig
 from pipelines.storage.files import join
-from pipelines.transforms import dedup_tables as tables
-from pipelines.transforms import progress
+from pipelines.dedup import tables
+from pipelines.plumbing import progress
 from pipelines.transforms.components import round_rows
-from pipelines.transforms.components_files import FileComponents
+from pipelines.dedup.components import FileComponents
 from pipelines.transforms.dedup import INPUTS
-from pipelines.transforms.dedup_apply import APPLIED, INDEX, ApplyPartFn, check_applied
-from pipelines.transforms.dedup_decide import DECIDED, ClusterStepFn, FollowStepFn, LabelStepFn
-from pipelines.transforms.dedup_index import WriteIndexParams, read_index_part, redirects
-from pipelines.transforms.dedup_stats import GROUP_FILES, INDEX_SPOOLS, PARTIALS
-from pipelines.transforms.dedup_steps import (BandStepFn, ExactStepFn, ShipStepFn, VerifyStepFn,
+from pipelines.dedup.apply import APPLIED, INDEX, ApplyPartFn, check_applied
+from pipelines.dedup.decide import DECIDED, ClusterStepFn, FollowStepFn, LabelStepFn
+from pipelines.dedup.index import WriteIndexParams, read_index_part, redirects
+from pipelines.dedup.stats import GROUP_FILES, INDEX_SPOOLS, PARTIALS
+from pipelines.dedup.steps import (BandStepFn, ExactStepFn, ShipStepFn, VerifyStepFn,
                                               key_partition)
 from pipelines.transforms.fuzzy import BUCKETS, count_round
-from pipelines.transforms.outputs import REMOVED, count
-from pipelines.transforms.parts import read_columns
-from pipelines.transforms.sinks import Gather, flatten_small
-from pipelines.transforms.spill import Spiller, spill_url
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.outputs import REMOVED, count
+from pipelines.plumbing.parts import read_columns
+from pipelines.plumbing.sinks import Gather, flatten_small
+from pipelines.plumbing.spill import Spiller, spill_url
+from pipelines.plumbing.timing import timed
 
 RECORD_BATCH = 128
 """Documents per ``dedup_records`` call (MinHash is vectorised over a batch)."""
@@ -239,6 +239,6 @@ class PartitionedDedup(beam.PTransform):
                 "inputs": inputs, "buckets": buckets, "rounds": rounds}
 
     def _params(self) -> dict:
-        from pipelines.transforms.dedup_index import index_parameters
+        from pipelines.dedup.index import index_parameters
 
         return index_parameters(self.exact, self.fuzzy)

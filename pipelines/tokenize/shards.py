@@ -47,9 +47,9 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
-from pipelines.transforms.outputs import count
+from pipelines.plumbing.outputs import count
 from infra.hashing import stable_hash
-from pipelines.transforms.sinks import DOCUMENT_SCHEMA, Gather, document_row
+from pipelines.plumbing.sinks import DOCUMENT_SCHEMA, Gather, document_row
 from pipelines.storage.files import is_remote, join, write_bytes
 
 RUN_BYTES = 64 << 20

@@ -12,9 +12,9 @@ import apache_beam as beam
 from curation.document import Document, FilterResult
 from curation.language import LanguageConfig, keep_language, make_identifier
 from curation.normalize import normalize_text
-from pipelines.transforms.filter_fn import FilterDoFn
-from pipelines.transforms.outputs import count, with_changes
-from pipelines.transforms.timing import timed
+from pipelines.filters.base import FilterDoFn
+from pipelines.plumbing.outputs import count, with_changes
+from pipelines.plumbing.timing import timed
 from pipelines.storage.staging import local_copy, sha256_of
 
 

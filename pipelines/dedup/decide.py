@@ -21,14 +21,14 @@ from collections import defaultdict
 import apache_beam as beam
 
 from curation.dedup_records import is_older, node_id, node_ref
-from pipelines.transforms.dedup_stats import group_outputs
-from pipelines.transforms.dedup_steps import decision_partition, key_partition
+from pipelines.dedup.stats import group_outputs
+from pipelines.dedup.steps import decision_partition, key_partition
 from pipelines.transforms.fuzzy import label_decision
 from pipelines.transforms.fuzzy_verify import cluster_rows
-from pipelines.transforms.outputs import count
-from pipelines.transforms.spill import Spiller, hash_partition, read_partition, spill_url
+from pipelines.plumbing.outputs import count
+from pipelines.plumbing.spill import Spiller, hash_partition, read_partition, spill_url
 from pipelines.transforms.survivors import followed, link_of, named_key
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.timing import timed
 
 DECIDED = "decided"
 """Tagged output of ``FollowStepFn``: how many final decisions it wrote (checked against the

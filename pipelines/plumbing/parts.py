@@ -20,9 +20,9 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from curation.document import Document
-from pipelines.transforms import progress
-from pipelines.transforms.outputs import count
-from pipelines.transforms.sinks import WriteRowsFn
+from pipelines.plumbing import progress
+from pipelines.plumbing.outputs import count
+from pipelines.plumbing.sinks import WriteRowsFn
 
 PART_ROWS = 2000
 """Documents per part file: parts are the work items of the next stage, so they must be many

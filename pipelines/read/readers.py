@@ -33,8 +33,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from curation.document import DeadLetter, Document, Removal, record_problem
 from curation.readers.files import common_root, file_problem, id_path
-from pipelines.transforms.outputs import DEAD_LETTER, REMOVED, count
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED, count
+from pipelines.plumbing.timing import timed
 from pipelines.config.job import InputSpec
 
 WARC_RECORDS_PER_RANGE = 200

@@ -2,7 +2,7 @@
 
 The same large-star / small-star rounds (``components.large_star`` / ``small_star``, unchanged),
 each step a DoFn over partition ids that reads partition ``p`` of the previous step's spill files
-(``pipelines.transforms.spill``) and groups by node in memory: a partition holds its nodes'
+(``pipelines.plumbing.spill``) and groups by node in memory: a partition holds its nodes'
 neighbourhoods only.  Records are ``(node, tag, value)`` keyed by the node:
 
 - large-star input: ``(u, NBR, v)`` per edge direction, ``(r, FINAL, None)`` for a finished star;
@@ -25,9 +25,9 @@ from apache_beam.pvalue import AsList
 
 from pipelines.transforms.components import (DONE, FINAL, NAMESPACE, NBR, NotConvergedError,
                                              large_star, small_star)
-from pipelines.transforms.dedup_steps import node_partition
-from pipelines.transforms.spill import Spiller, read_partition, spill_url
-from pipelines.transforms.timing import timed
+from pipelines.dedup.steps import node_partition
+from pipelines.plumbing.spill import Spiller, read_partition, spill_url
+from pipelines.plumbing.timing import timed
 
 TALLY = "tally"
 """Tagged output of the round steps' counts ``((round, "edges" | "done"), n)``."""

@@ -16,8 +16,8 @@ from apache_beam.metrics import Metrics
 
 from curation.document import Document, FilterResult
 from curation.quality import QualityConfig, QualityScorer, keep_quality
-from pipelines.transforms.outputs import NAMESPACE, with_changes
-from pipelines.transforms.filter_fn import FilterDoFn
+from pipelines.plumbing.outputs import NAMESPACE, with_changes
+from pipelines.filters.base import FilterDoFn
 from pipelines.storage.staging import local_copy
 
 STAGE = "quality"

@@ -39,11 +39,11 @@ from curation.decontamination import DecontaminationConfig, TaskNgramIndex
 from curation.document import Document, Removal
 from curation.eval_tasks import task_source
 from curation.pieces import join_pieces
-from pipelines.transforms.outputs import REMOVED, count, with_changes
-from pipelines.transforms.spill import Spilled
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.outputs import REMOVED, count, with_changes
+from pipelines.plumbing.spill import Spilled
+from pipelines.plumbing.timing import timed
 from pipelines.storage.task_files import task_texts
-from pipelines.transforms.sinks import Gather
+from pipelines.plumbing.sinks import Gather
 
 STAGE = "decontamination"
 MATCH_BATCH = 256
@@ -282,7 +282,7 @@ class WriteCuts(beam.PTransform):
         self.run_dir = run_dir
 
     def expand(self, cuts):
-        from pipelines.transforms.sinks import WriteRowsFn
+        from pipelines.plumbing.sinks import WriteRowsFn
 
         return (cuts
                 | "Rows" >> beam.Map(lambda r: (f"removed/{STAGE}/cuts/part", r))

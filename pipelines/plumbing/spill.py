@@ -3,7 +3,7 @@
 On the local FnApiRunner every element that crosses a fused-stage boundary (a GroupByKey, a side
 input, a Flatten) waits in the driver process until its consumer runs, so any record per document
 (or per duplicate) sent through Beam grows the driver with the corpus.  The file-backed dedup
-(``pipelines.transforms.dedup_partitioned``) therefore runs as steps over ``P`` partitions: the
+(``pipelines.dedup.stage``) therefore runs as steps over ``P`` partitions: the
 task for partition ``p`` of a step reads partition ``p`` of every spill file of the steps it
 depends on, groups in memory (one partition: bounded by ``dedup_tables.DOCS_PER_PARTITION``), and
 writes ONE spill file split into the ``P`` partitions of the next step's key.  Only the files'

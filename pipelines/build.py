@@ -19,11 +19,11 @@ from dataclasses import dataclass
 
 import apache_beam as beam
 
-from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
+from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED
 from pipelines.config.job import CurateConfig
-from pipelines.transforms.sinks import Gather, WriteManifest, flatten_small
+from pipelines.plumbing.sinks import Gather, WriteManifest, flatten_small
 from pipelines.storage.files import join, write_table
-from pipelines.transforms.stats import grid_spec_of
+from pipelines.plumbing.stats import grid_spec_of
 
 STAGES = ("read", "dedup", "decontaminate", "tokenize")
 
@@ -36,7 +36,7 @@ class StageEnv:
     vocab_size: int
     quality_sha256: str | None = None
     against: tuple = ()
-    """``pipelines.transforms.dedup_index.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
+    """``pipelines.dedup.index.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
 
 
 def enabled(stage: str, cfg: CurateConfig) -> bool:
@@ -53,23 +53,23 @@ def _manifest(env: StageEnv, stage: str, descriptors: list) -> None:
 
 
 def build_read(pbegin, env: StageEnv, _urls=None):
-    from pipelines.transforms.chain import ChainFn, chain_filter
-    from pipelines.transforms.filters import HeuristicsFn, LanguageFn, NormalizeFn
-    from pipelines.transforms.parts import WriteParts, part_urls
-    from pipelines.transforms.stats import StageOutcomes
-    from pipelines.transforms.work import READ, PlanWork, ReadWorkFn
+    from pipelines.filters.chain import ChainFn, chain_filter
+    from pipelines.filters.language import HeuristicsFn, LanguageFn, NormalizeFn
+    from pipelines.plumbing.parts import WriteParts, part_urls
+    from pipelines.plumbing.stats import StageOutcomes
+    from pipelines.read.plan import READ, PlanWork, ReadWorkFn
 
     cfg = env.cfg
     skip = cfg.skip_sources
     fns = [ReadWorkFn(cfg.inputs, cfg.input_root, env.out_dir), NormalizeFn()]
     if cfg.pii.enabled:  # before any stage reads the text: nothing downstream sees the values
-        from pipelines.transforms.pii import PiiFn
+        from pipelines.filters.pii import PiiFn
 
         fns.append(PiiFn(cfg.pii))
     fns.append(chain_filter(LanguageFn(cfg.language), skip.get("language", ())))
     later = [chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
-        from pipelines.transforms.quality import QualityFn
+        from pipelines.filters.quality import QualityFn
 
         later.append(chain_filter(QualityFn(cfg.quality, env.quality_sha256)))
     site = cfg.site_boilerplate.enabled  # a cross-document step: the chain is cut around it
@@ -79,7 +79,7 @@ def build_read(pbegin, env: StageEnv, _urls=None):
                REMOVED, DEAD_LETTER, READ, main="kept"))
     kept, removed = [out.kept], [out[REMOVED]]
     if site:
-        from pipelines.transforms.site_boilerplate import SiteBoilerplate
+        from pipelines.filters.site_boilerplate import SiteBoilerplate
 
         # the judged documents and those without a host go on apart, each filtered and written
         # where it is (a Flatten of the two would pass every document through the driver)
@@ -103,14 +103,14 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
 def build_dedup(p, env: StageEnv, urls):
     """Exact dedup, then fuzzy dedup of exact's survivors, all sources jointly
-    (``pipelines.transforms.dedup_partitioned``): the per-document records go to files where
+    (``pipelines.dedup.stage``): the per-document records go to files where
     each part is read, the decisions back to the parts holding their documents.  The records of
     the documents that entered fuzzy dedup become this run's ``dedup_index/``; with
     ``--dedup-against`` the older runs' index parts join both dedup steps (never removed)."""
-    from pipelines.transforms.dedup_partitioned import PartitionedDedup
-    from pipelines.transforms.dedup_stats import WriteDedupStats
-    from pipelines.transforms.parts import PART_ROWS, part_urls
-    from pipelines.transforms.stats import StageOutcomes
+    from pipelines.dedup.stage import PartitionedDedup
+    from pipelines.dedup.stats import WriteDedupStats
+    from pipelines.plumbing.parts import PART_ROWS, part_urls
+    from pipelines.plumbing.stats import StageOutcomes
 
     cfg = env.cfg
     fuzzy = cfg.dedup.fuzzy if cfg.dedup.fuzzy.enabled else None
@@ -133,9 +133,9 @@ def build_dedup(p, env: StageEnv, urls):
 
 
 def build_decontaminate(p, env: StageEnv, urls):
-    from pipelines.transforms.decontaminate import Decontaminate, WriteCuts
-    from pipelines.transforms.parts import ReadParts, WriteParts, part_urls
-    from pipelines.transforms.stats import StageOutcomes, WriteContaminationStats
+    from pipelines.decontaminate import Decontaminate, WriteCuts
+    from pipelines.plumbing.parts import ReadParts, WriteParts, part_urls
+    from pipelines.plumbing.stats import StageOutcomes, WriteContaminationStats
 
     cfg = env.cfg
     docs = urls | "ReadParts" >> ReadParts("decontaminate", progress=env.out_dir)
@@ -156,10 +156,10 @@ def build_decontaminate(p, env: StageEnv, urls):
 
 def build_tokenize(p, env: StageEnv, urls):
     from blending.indexed_dataset import dtype_for_vocab
-    from pipelines.transforms.parts import ReadParts
-    from pipelines.transforms.shards import SHARD_SCHEMA, WriteShards
-    from pipelines.transforms.stats import StageOutcomes
-    from pipelines.transforms.tokenize import Tokenize
+    from pipelines.plumbing.parts import ReadParts
+    from pipelines.tokenize.shards import SHARD_SCHEMA, WriteShards
+    from pipelines.plumbing.stats import StageOutcomes
+    from pipelines.tokenize.tokens import Tokenize
 
     cfg, tok = env.cfg, env.cfg.tokenizer
     docs = urls | "ReadParts" >> ReadParts("tokenize", progress=env.out_dir)

@@ -31,7 +31,7 @@ import apache_beam as beam
 import pyarrow as pa
 
 from pipelines.storage.files import join
-from pipelines.transforms.sinks import WriteSmallTable
+from pipelines.plumbing.sinks import WriteSmallTable
 
 GROUP_SCHEMA = pa.schema([
     ("kind", pa.string()), ("group", pa.string()), ("id", pa.string()), ("source", pa.string()),
@@ -163,8 +163,8 @@ def group_outputs(rows: list[dict], out_dir: str, id_index: bool):
     rows as one ``dedup/groups-<token>.parquet`` writer file, their id-index entries (``dedup``,
     the row as detail) as one spool, and the partial aggregates ``WriteDedupStats`` sums: cluster
     sizes, the largest clusters, the kept x removed source matrix and the removed per source."""
-    from pipelines.transforms.id_index_spool import EntrySpool, detail_json, entry
-    from pipelines.transforms.sinks import write_table_file
+    from pipelines.plumbing.id_index_spool import EntrySpool, detail_json, entry
+    from pipelines.plumbing.sinks import write_table_file
 
     if not rows:
         return

@@ -1,6 +1,6 @@
 """The dedup stage's working files: features per part, and entries partitioned by key.
 
-The file-backed dedup (``pipelines.transforms.dedup_partitioned``) never shuffles one element per
+The file-backed dedup (``pipelines.dedup.stage``) never shuffles one element per
 document: every per-document record goes to a file written where the part is read, and the
 records of the duplicates go from step to step in ``spill`` files; only file names travel.
 

@@ -19,7 +19,7 @@ old documents rank first (docs/run-layout.md says when that holds).
 
 ``curate --dedup-against RUN_OLD``: ``check_against`` verifies before any work that each older
 run is complete, has an index whose parameters equal this run's and whose parts match their
-checksums; the dedup stage (``pipelines.transforms.dedup_partitioned.OlderFeaturesFn``) reads
+checksums; the dedup stage (``pipelines.dedup.stage.OlderFeaturesFn``) reads
 each part on a worker (re-checking its sha256 on the bytes it parses, ``read_index_part``) and
 its documents join exact and fuzzy dedup as members that always win and are never removed.  ``remove_from_index`` is the takedown's helper.
 """
@@ -40,7 +40,7 @@ from infra.hashing import bytes_sha256
 from curation.fuzzy_config import FuzzyDedupConfig, record_parameters
 from pipelines.storage.files import (delete_tree, file_exists, join, parquet_bytes, read_bytes,
     write_bytes)
-from pipelines.transforms.sinks import Gather
+from pipelines.plumbing.sinks import Gather
 
 log = logging.getLogger("mtnlg.curate")
 

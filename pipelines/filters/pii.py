@@ -13,8 +13,8 @@ import apache_beam as beam
 
 from curation.document import Document
 from curation.pii import PiiConfig, redact_pii
-from pipelines.transforms.outputs import count, with_changes
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.outputs import count, with_changes
+from pipelines.plumbing.timing import timed
 
 
 class PiiFn(beam.DoFn):

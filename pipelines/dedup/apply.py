@@ -17,13 +17,13 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 from curation.document import STAGES
-from pipelines.transforms import progress
+from pipelines.plumbing import progress
 from pipelines.transforms.dedup import INPUTS
-from pipelines.transforms.dedup_index import INDEX_DIR, INDEX_SCHEMA
-from pipelines.transforms.outputs import REMOVED, count
-from pipelines.transforms.parts import PART_SCHEMA, from_row, part_dest
-from pipelines.transforms.sinks import write_table_file
-from pipelines.transforms.spill import read_partition
+from pipelines.dedup.index import INDEX_DIR, INDEX_SCHEMA
+from pipelines.plumbing.outputs import REMOVED, count
+from pipelines.plumbing.parts import PART_SCHEMA, from_row, part_dest
+from pipelines.plumbing.sinks import write_table_file
+from pipelines.plumbing.spill import read_partition
 
 INDEX, APPLIED = "index", "applied"
 

@@ -44,8 +44,8 @@ from apache_beam.io.filesystems import FileSystems
 
 from infra.hashing import stable_hash
 from pipelines.storage.files import join, list_files, write_bytes
-from pipelines.transforms.id_index_spool import ROW_GROUP, SORT, EntrySpool, sorted_table
-from pipelines.transforms.sinks import Gather
+from pipelines.plumbing.id_index_spool import ROW_GROUP, SORT, EntrySpool, sorted_table
+from pipelines.plumbing.sinks import Gather
 
 INDEX_DIR = "stats/id_index"
 ENTRIES_PER_BUCKET = 250_000

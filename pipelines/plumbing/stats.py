@@ -22,10 +22,10 @@ from curation.document import DeadLetter, Removal
 from curation.heuristics import SCORE_COLUMNS, score_columns
 from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
-from pipelines.transforms.sinks import (Gather, WriteDeadLetters, WriteRemoved, WriteRowsFn,
+from pipelines.plumbing.sinks import (Gather, WriteDeadLetters, WriteRemoved, WriteRowsFn,
     WriteSmallTable, flatten_small)
 from pipelines.storage.files import join, write_bytes
-from pipelines.transforms.id_index import SpoolEntriesFn, WriteIdIndex
+from pipelines.plumbing.id_index import SpoolEntriesFn, WriteIdIndex
 
 ROW_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("outcome", pa.string()), ("stage", pa.string()),

@@ -27,7 +27,7 @@ from apache_beam.transforms.window import GlobalWindows
 from curation.document import DeadLetter, Document, Removal
 from infra.hashing import stable_hash
 from pipelines.storage.files import join, json_line, write_bytes, write_table
-from pipelines.transforms.id_index_spool import EntrySpool, entry
+from pipelines.plumbing.id_index_spool import EntrySpool, entry
 
 DOCUMENT_SCHEMA = pa.schema([
     ("id", pa.string()), ("source", pa.string()), ("text", pa.string()), ("url", pa.string()),
@@ -123,7 +123,7 @@ class WriteRowsFn(beam.DoFn):
         """``index_keys(row) -> [(what, key, id)]``: also index the rows by those keys, each
         naming the file the row went to: per file written, its entries go to a spool file and
         its descriptor (with ``index_producer``) to the tagged output ``index``
-        (``pipelines.transforms.id_index_spool``)."""
+        (``pipelines.plumbing.id_index_spool``)."""
         self.index_keys, self.index_producer = index_keys, index_producer
         if fmt not in ("parquet", "jsonl"):
             raise ValueError(f"unknown format {fmt!r}")

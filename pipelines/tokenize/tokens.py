@@ -13,8 +13,8 @@ import apache_beam as beam
 from curation.document import Document, Removal
 from curation.tokenizer import load_tokenizer
 from pipelines.storage.staging import local_copy
-from pipelines.transforms.outputs import REMOVED, count, with_changes
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.outputs import REMOVED, count, with_changes
+from pipelines.plumbing.timing import timed
 from curation.pieces import split_pieces
 
 

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Sequence
 import apache_beam as beam
 from apache_beam.pvalue import TaggedOutput
 
-from pipelines.transforms import progress
+from pipelines.plumbing import progress
 
 
 class ChainFn(beam.DoFn):

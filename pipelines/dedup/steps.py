@@ -25,15 +25,15 @@ import apache_beam as beam
 import numpy as np
 
 from curation.dedup_records import is_older, node_id, node_ref
-from pipelines.transforms import dedup_tables as tables
+from pipelines.dedup import tables
 from pipelines.transforms.components import both_directions
 from pipelines.transforms.dedup import DECISIONS, GROUPS, keep_best
-from pipelines.transforms.dedup_stats import group_outputs
+from pipelines.dedup.stats import group_outputs
 from pipelines.transforms.fuzzy import CANDIDATES, bucket_stars
 from pipelines.transforms.fuzzy_verify import CENTRE, MEMBER, VerifyStarFn
-from pipelines.transforms.spill import Spiller, hash_partition, read_partition, ref_partition, spill_url
+from pipelines.plumbing.spill import Spiller, hash_partition, read_partition, ref_partition, spill_url
 from pipelines.transforms.survivors import named_key
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.timing import timed
 
 
 def node_partition(node: tuple, partitions: int) -> int:

@@ -2,7 +2,7 @@
 
 ``docs | SiteBoilerplate(cfg, out_dir)`` -> ``{"kept": docs, "removed": Removal}``, in the read
 stage between language id and the heuristic filters.  A shuffle through files
-(``pipelines.transforms.spill``, as the dedup stage's), so that no document and no line record
+(``pipelines.plumbing.spill``, as the dedup stage's), so that no document and no line record
 waits in the local runner's driver (its three Beam shuffles grew the driver by ~8 KB per
 document):
 
@@ -38,11 +38,11 @@ from curation.document import Document, Removal
 from curation.site_boilerplate import (CORPUS, EMPTIED, STAGE, LineCounts, SiteBoilerplateConfig,
                                        content_key, host_of, line_hashes, remove_lines)
 from pipelines.storage.files import join
-from pipelines.transforms.outputs import REMOVED, count, with_changes
-from pipelines.transforms.sinks import WriteSmallTable
-from pipelines.transforms.spill import (Spiller, hash_partition, read_chunk, read_partition,
+from pipelines.plumbing.outputs import REMOVED, count, with_changes
+from pipelines.plumbing.sinks import WriteSmallTable
+from pipelines.plumbing.spill import (Spiller, hash_partition, read_chunk, read_partition,
                                        spill_url, write_spill)
-from pipelines.transforms.timing import timed
+from pipelines.plumbing.timing import timed
 
 HOST_STATS = "host_stats"
 UNJUDGED = "unjudged"

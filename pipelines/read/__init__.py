@@ -1,0 +1,1 @@
+"""The read stage's input: globs -> work items (``plan``) -> records (``readers``)."""

@@ -1,0 +1,1 @@
+"""The tokenize stage: documents -> token arrays (``tokens``) -> shards (``shards``)."""
