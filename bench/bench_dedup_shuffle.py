@@ -1,4 +1,4 @@
-"""Bytes shuffled per document by dedup: the old design vs the record-based one, same corpus.
+"""Bytes shuffled per document by the dedup stage, at the former demo settings and the defaults.
 
     PYTHONPATH=. .venv/bin/python bench/bench_dedup_shuffle.py [--docs 5000]
 
@@ -8,11 +8,14 @@ of each element entering it to a counter; combines are left alone (the runner li
 per-bundle partial results cross the shuffle).  Sides, each exact + fuzzy dedup on the same
 documents, in-process FnApiRunner:
 
-  old        ``bench/legacy_dedup.py`` (the transforms before issue 16) with the demo's former
-             settings: 10 bands x 10 rows, estimated-Jaccard verification
   new-same   the dedup stage curate ships (``bench_dedup.dedup_stage``: ``pipelines.build``'
-             dedup ``Stage`` on read-stage parts) with the same settings (same decisions, checked)
+             dedup ``Stage`` on read-stage parts) with the demo's former settings: 10 bands x
+             10 rows, estimated-Jaccard verification
   new        the same stage with the defaults: derived 13 x 7, exact-Jaccard verification
+
+The design before issue 16 (the ``old`` column of bench/RESULTS.md) is no longer in the tree: its
+frozen copy was the third dedup implementation and went in issue 53 (``bench/legacy_dedup.py``
+at commit 52f5aa7 runs it).
 
 The new sides' shuffles include the stage's own steps around dedup: applying the decisions
 in the parts (``JoinIds``, ``ByPart``: ids and decisions, never text), the dedup index
@@ -39,7 +42,6 @@ from apache_beam.coders.coders import FastPrimitivesCoder
 from apache_beam.metrics.metric import MetricsFilter
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import legacy_dedup  # noqa: E402
 from bench_dedup import corpus, dedup_stage  # noqa: E402
 from curation.document import Document  # noqa: E402
 from curation.fuzzy_config import FuzzyDedupConfig  # noqa: E402
@@ -91,16 +93,8 @@ def run_side(name: str, docs: list[Document], tmp: str) -> tuple[dict, set, floa
     with measured_shuffles():
         p = beam.Pipeline(runner="FnApiRunner")
         pc = p | beam.Create(docs, reshuffle=False)
-        if name == "old":
-            cfg = FuzzyDedupConfig(bands=10, rows=10, verify="estimated")
-            exact = pc | "ExactDedup" >> legacy_dedup.ExactDedup()
-            fuzzy = exact["kept"] | "FuzzyDedup" >> legacy_dedup.FuzzyDedup(cfg)
-            removed = (exact["removed"], fuzzy["removed"]) | "Removed" >> beam.Flatten()
-            _ = (removed | beam.Map(lambda r: json.dumps([r.doc.id, r.stage]))
-                 | beam.io.WriteToText(out, shard_name_template=""))
-        else:
-            cfg = FuzzyDedupConfig() if name == "new" else FuzzyDedupConfig(bands=10, rows=10, verify="estimated")
-            stage = dedup_stage(pc, out, True, cfg)
+        cfg = FuzzyDedupConfig() if name == "new" else FuzzyDedupConfig(bands=10, rows=10, verify="estimated")
+        stage = dedup_stage(pc, out, True, cfg)
     t0 = time.perf_counter()
     result = p.run()
     result.wait_until_finish()
@@ -109,13 +103,10 @@ def run_side(name: str, docs: list[Document], tmp: str) -> tuple[dict, set, floa
     for c in result.metrics().query(MetricsFilter().with_namespace(NAMESPACE))["counters"]:
         kind, label = c.key.metric.name.split(":", 1)
         shuffles[label][0 if kind == "elements" else 1] += c.committed or c.attempted or 0
-    if name == "old":
-        removed_ids = {tuple(json.loads(line)) for line in open(out)}
-    else:
-        removed_ids = {(r["id"], r["stage"])
-                       for f in glob.glob(os.path.join(stage, "_w", "removed", "*", "*.jsonl.gz"))
-                       for r in map(json.loads, gzip.open(f, "rt"))}
-    return {k: v for k, v in shuffles.items() if not k.startswith("WriteToText")}, removed_ids, seconds
+    removed_ids = {(r["id"], r["stage"])
+                   for f in glob.glob(os.path.join(stage, "_w", "removed", "*", "*.jsonl.gz"))
+                   for r in map(json.loads, gzip.open(f, "rt"))}
+    return dict(shuffles), removed_ids, seconds
 
 
 def summarise(shuffles: dict) -> dict:
@@ -139,7 +130,7 @@ def main(argv=None) -> None:
     print(f"{n} documents, mean text {text_bytes / n:.0f} bytes")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name in ("old", "new-same", "new"):
+        for name in ("new-same", "new"):
             results[name] = run_side(name, docs, tmp)
     for name, (shuffles, removed, seconds) in results.items():
         print(f"\n== {name}: {len(removed)} removed, {seconds:.1f} s")
@@ -147,10 +138,9 @@ def main(argv=None) -> None:
         for label, (k, elements, size) in sorted(summarise(shuffles).items(), key=lambda kv: -kv[1][2]):
             print(f"{label[:62]:<62s} {k:4d} {elements:10d} {size / n:10.1f}")
     total = {name: sum(b for _, b in r[0].values()) / n for name, r in results.items()}
-    print(f"\n{'side':<10s} {'bytes/doc':>10s} {'old / side':>11s}")
+    print(f"\n{'side':<10s} {'bytes/doc':>10s}")
     for name in results:
-        print(f"{name:<10s} {total[name]:10.0f} {total['old'] / total[name]:11.2f}")
-    print(f"same removals, old vs new-same: {results['old'][1] == results['new-same'][1]}")
+        print(f"{name:<10s} {total[name]:10.0f}")
 
 
 if __name__ == "__main__":

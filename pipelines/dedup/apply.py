@@ -18,7 +18,7 @@ from apache_beam.pvalue import TaggedOutput
 
 from curation.document import STAGES
 from pipelines.plumbing import progress
-from pipelines.transforms.dedup import INPUTS
+from pipelines.dedup.groups import INPUTS
 from pipelines.dedup.index import INDEX_DIR, INDEX_SCHEMA
 from pipelines.plumbing.outputs import REMOVED, count
 from pipelines.plumbing.parts import PART_SCHEMA, from_row, part_dest

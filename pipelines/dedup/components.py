@@ -1,7 +1,7 @@
-"""Connected components over spill files: ``components.ConnectedComponents`` without Beam elements.
+"""Connected components of the verified edges, over spill files, in unrolled rounds.
 
-The same large-star / small-star rounds (``components.large_star`` / ``small_star``, unchanged),
-each step a DoFn over partition ids that reads partition ``p`` of the previous step's spill files
+The large-star / small-star rounds of ``groups.large_star`` / ``small_star``, each step a DoFn
+over partition ids that reads partition ``p`` of the previous step's spill files
 (``pipelines.plumbing.spill``) and groups by node in memory: a partition holds its nodes'
 neighbourhoods only.  Records are ``(node, tag, value)`` keyed by the node:
 
@@ -9,12 +9,13 @@ neighbourhoods only.  Records are ``(node, tag, value)`` keyed by the node:
 - small-star input: what ``large_star`` sends to ``v`` as ``(v, tag, x)``;
 - labels: ``(leaf, root)``, from the finished stars each large-star step routes out and from the
   check after the last round (every edge still active must belong to a star, else the job
-  fails naming the setting to raise, as ``ConnectedComponents`` does).
+  fails naming the setting to raise).
 
-The round trace (active edges per round, finished-star edges routed out) comes out as tallies
-``((round, "edges" | "done"), n)`` for ``components.round_rows``; the counters are those of
-``ConnectedComponents``.  A step whose inputs are all empty opens no file, so the rounds after
-every component has finished cost one small Beam step each.
+Beam graphs are static, so ``rounds`` rounds are unrolled.  The round trace (active edges per
+round, finished-star edges routed out) comes out as tallies ``((round, "edges" | "done"), n)``
+for ``round_rows``, and as the ``connected_components`` counters.  A step whose inputs are all
+empty opens no file, so the rounds after every component has finished cost one small Beam step
+each.
 """
 from __future__ import annotations
 
@@ -23,12 +24,15 @@ from collections import defaultdict
 import apache_beam as beam
 from apache_beam.pvalue import AsList
 
-from pipelines.transforms.components import (DONE, FINAL, NAMESPACE, NBR, NotConvergedError,
-                                             large_star, small_star)
+from pipelines.dedup.groups import DONE, FINAL, NBR, NotConvergedError, large_star, small_star
 from pipelines.dedup.steps import node_partition
+from pipelines.plumbing.outputs import count
 from pipelines.plumbing.spill import Spiller, read_partition, spill_url
 from pipelines.plumbing.timing import timed
 
+NAMESPACE = "connected_components"
+"""Counters of the rounds: ``round_XX`` (edges active in round XX), ``rounds_used``,
+``unfinished_after_last_round``."""
 TALLY = "tally"
 """Tagged output of the round steps' counts ``((round, "edges" | "done"), n)``."""
 
@@ -146,3 +150,32 @@ class FileComponents(beam.PTransform):
         labels.append(self.each | "CheckStars" >> beam.ParDo(
             CheckStepFn(self.out_dir, self.rounds, self.setting), self.partitions, AsList(edges)))
         return {"labels": labels, "tallies": tallies}
+
+
+def _round_row(i: int, tallies) -> dict:
+    row = {"round": i, **dict(tallies)}
+    if row["edges"]:
+        beam.metrics.Metrics.counter(NAMESPACE, "rounds_used").inc()
+    return row
+
+
+def round_rows(tallies: list, rounds: int, label: str = "RoundRows"):
+    """Partial tallies ``((round, "edges" | "done"), n)`` (a list of PCollections) -> one row
+    ``{"round", "edges", "done"}`` per round 1..``rounds`` (zeros where nothing was tallied)."""
+    zeros = tallies[0].pipeline | f"{label}Zeros" >> beam.Create(
+        [((i, k), 0) for i in range(1, rounds + 1) for k in ("edges", "done")], reshuffle=False)
+    return (
+        (*tallies, zeros)
+        | f"{label}All" >> beam.Flatten()
+        | f"{label}Sum" >> beam.CombinePerKey(sum)
+        | f"{label}ByRound" >> beam.MapTuple(lambda ik, n: (ik[0], (ik[1], n)))
+        | f"{label}Group" >> beam.GroupByKey()
+        | label >> beam.MapTuple(_round_row))
+
+
+def count_round(row: dict) -> dict:
+    """Rounds used also as the ``curate`` counter fuzzy_dedup/all/component_rounds
+    (``stats/counters.json``)."""
+    if row["edges"]:
+        count("fuzzy_dedup", "all", "component_rounds")
+    return row

@@ -1,18 +1,26 @@
-"""The file-backed dedup's last partition steps: components -> clusters -> final decisions.
+"""The dedup stage's last partition steps: components -> clusters -> final decisions.
 
-Steps over partition ids, reading and writing ``spill`` files (``dedup_steps`` says how):
+Steps over partition ids, reading and writing ``spill`` files (``steps`` says how):
 
 - ``LabelStepFn`` (by node): each node's component root (its label; a root has none) and its
-  best verified similarity -> ``(root, node, similarity)`` by the root's id (``members``);
-  ``fuzzy_verify.ClusterRows``'s joins.
-- ``ClusterStepFn`` (by root id): whole clusters -> their group rows (``cluster_rows``, as
-  files with their stats: ``dedup_stats.group_outputs``) and a fuzzy ``Decision`` for every
-  member but the root (``decisions``, by the document they name as kept).  Roots sharing an id
-  (an older run's document and one of this run's) meet in one step, as in ``ClusterRows``.
-- ``FollowStepFn`` (by the document a decision names as kept): ``survivors.final_decisions``'s
-  joins.  Fuzzy decisions follow the older runs' links; exact decisions follow those and the
-  fuzzy decisions' own links (``links``).  The decisions come out by the part holding their
-  document (``final``: ``(part key, row, Decision)``), for ``dedup_partitioned.ApplyPartFn``.
+  best verified similarity -> ``(root, node, similarity)`` by the root's id (``members``).
+- ``ClusterStepFn`` (by root id): whole clusters -> their group rows (``groups.cluster_rows``, as
+  files with their stats: ``stats.group_outputs``) and a fuzzy ``Decision`` for every member but
+  the root (``decisions``, by the document they name as kept).  Roots sharing an id (an older
+  run's document and one of this run's) meet in one step.
+- ``FollowStepFn`` (by the document a decision names as kept): a removal names the document that
+  survives, not a step on the way to it.  Exact dedup names each group's survivor B; fuzzy dedup
+  may then remove B itself as a near duplicate of R, and a removal naming B would point at a
+  document the corpus does not hold.  Across ``--dedup-against`` the same happens one run back:
+  an older document O that wins a group here may have been removed by its own run (its index
+  row: ``dedup_kept`` false, ``kept_id`` O2; ``index.redirects``).  So fuzzy decisions follow
+  the older runs' links, then exact decisions follow those and the fuzzy decisions' own links
+  (``links``): ``detail.kept`` / ``kept_source`` name the survivor and ``detail.via`` the
+  documents passed on the way (``groups.followed``).  Chains are short by construction: a
+  component's root is never removed by fuzzy dedup, and an older run's ``kept_id`` is that run's
+  survivor.  The group rows (``dedup/groups-*.parquet``) keep every step as it was decided.  The
+  decisions come out by the part holding their document (``final``: ``(part key, row,
+  Decision)``), for ``apply.ApplyPartFn``.
 """
 from __future__ import annotations
 
@@ -23,11 +31,9 @@ import apache_beam as beam
 from curation.dedup_records import is_older, node_id, node_ref
 from pipelines.dedup.stats import group_outputs
 from pipelines.dedup.steps import decision_partition, key_partition
-from pipelines.transforms.fuzzy import label_decision
-from pipelines.transforms.fuzzy_verify import cluster_rows
+from pipelines.dedup.groups import cluster_rows, followed, label_decision, link_of, named_key
 from pipelines.plumbing.outputs import count
 from pipelines.plumbing.spill import Spiller, hash_partition, read_partition, spill_url
-from pipelines.transforms.survivors import followed, link_of, named_key
 from pipelines.plumbing.timing import timed
 
 DECIDED = "decided"

@@ -236,7 +236,7 @@ def read_index_part(url: str, sha256: str) -> pa.Table:
 
 
 REDIRECTS = "redirects"
-"""Older runs' removals as links for ``pipelines.transforms.survivors``:
+"""Older runs' removals as survivor links (``decide.FollowStepFn``):
 ``((True, id, source), (kept_id, kept_source, ()))`` for every older document its own run
 removed as a near duplicate (``redirects``)."""
 

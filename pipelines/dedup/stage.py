@@ -1,32 +1,31 @@
-"""The curate job's dedup: exact + fuzzy over the parts, file-backed, no per-document shuffle.
+"""The curate job's dedup stage: exact + fuzzy over the parts, file-backed, no per-document shuffle.
 
-``ExactDedup`` / ``FuzzyDedup`` (``pipelines.transforms.dedup`` / ``.fuzzy``) express dedup as
-Beam shuffles of one small record per document (and one per band).  On a cluster that is a
-shuffle service's job; on the local FnApiRunner every element between steps passes through the
-driver process and stays there until its consumer runs, so the driver grew with the corpus (~20
-KB per document with those transforms; 1.8 KB per document while decisions, candidate pairs,
-shingle payloads, component rounds and group rows still went through Beam).  ``PartitionedDedup``
+Dedup could be Beam shuffles of one small record per document (and one per band), as the
+record-based reference the tests check this stage against does (tests/pipelines/dedup/
+reference.py).  On a cluster that is a shuffle service's job; on the local FnApiRunner every
+element between steps passes through the driver process and stays there until its consumer
+runs, so the driver grew with the corpus (bench/RESULTS.md, "Scale").  ``PartitionedDedup``
 makes the same decisions with every per-document and per-duplicate record in files; only file
 descriptors (O(parts + partitions) per step) and small partial counts go through Beam:
 
 1. ``PartFeaturesFn`` (per part, where it is read): the part's ``DedupRecord`` s -> its features
    file and its exact (text hash) and band entry files, partitioned by key into ``P`` batches
-   (``dedup_tables``).  ``--dedup-against``: ``OlderFeaturesFn`` does the same for each older
+   (``tables``).  ``--dedup-against``: ``OlderFeaturesFn`` does the same for each older
    index part, and spills the older runs' own removals as survivor links.
 2. Partition steps, one task per partition ``p`` of ``P``, each reading partition ``p`` of the
    files of the steps before it and writing one ``spill`` file split by the next step's key
-   (``dedup_steps``, ``components_files``, ``dedup_decide``): Exact (``keep_best`` per text hash)
-   -> Buckets (``bucket_stars`` per band key, exact duplicates left out) -> Ship (payloads from
-   the features files, by part) -> Verify (``VerifyStarFn`` per star) -> Components (large-star
-   / small-star rounds) -> Labels -> Clusters (group rows, fuzzy decisions) -> Follow (decisions
-   naming final survivors, ``survivors``).  Steps that decide groups write the group rows and
-   their id-index entries as files and pass on partial stats (``dedup_stats.group_outputs``).
-3. ``ApplyPartFn`` (per part, ``dedup_apply``): the part's own final decisions -> the part's rows
+   (``steps``, ``components``, ``decide``; what each group decides: ``groups``): Exact
+   (``keep_best`` per text hash) -> Buckets (``bucket_stars`` per band key, exact duplicates
+   left out) -> Ship (payloads from the features files, by part) -> Verify (``verify_star`` per
+   star) -> Components (large-star / small-star rounds) -> Labels -> Clusters (group rows, fuzzy
+   decisions) -> Follow (decisions naming final survivors).  Steps that decide groups write the group rows and their id-index
+   entries as files and pass on partial stats (``stats.group_outputs``).
+3. ``ApplyPartFn`` (per part, ``apply``): the part's own final decisions -> the part's rows
    minus the removed ones, written column by column, ``Removal`` s, this run's dedup index part
    (the features of the exact survivors + the decision), fuzzy inputs; every decision is
    checked to have met its part.
 
-The group logic is the record-based transforms' own, so both give the same decisions (tested).
+Both this stage and the reference decide with ``groups``, so both give the same decisions (tested).
 Temporary files live under ``<out>/_tmp/dedup/`` and go away at commit.
 """
 from __future__ import annotations
@@ -43,16 +42,14 @@ from curation.fuzzy_config import FuzzyDedupConfig
 from pipelines.storage.files import join
 from pipelines.dedup import tables
 from pipelines.plumbing import progress
-from pipelines.transforms.components import round_rows
-from pipelines.dedup.components import FileComponents
-from pipelines.transforms.dedup import INPUTS
+from pipelines.dedup.components import FileComponents, count_round, round_rows
+from pipelines.dedup.groups import BUCKETS, INPUTS
 from pipelines.dedup.apply import APPLIED, INDEX, ApplyPartFn, check_applied
 from pipelines.dedup.decide import DECIDED, ClusterStepFn, FollowStepFn, LabelStepFn
 from pipelines.dedup.index import WriteIndexParams, read_index_part, redirects
 from pipelines.dedup.stats import GROUP_FILES, INDEX_SPOOLS, PARTIALS
 from pipelines.dedup.steps import (BandStepFn, ExactStepFn, ShipStepFn, VerifyStepFn,
                                               key_partition)
-from pipelines.transforms.fuzzy import BUCKETS, count_round
 from pipelines.plumbing.outputs import REMOVED, count
 from pipelines.plumbing.parts import read_columns
 from pipelines.plumbing.sinks import Gather, flatten_small
@@ -146,8 +143,8 @@ class PartitionedDedup(beam.PTransform):
 
     ``older``: ``(URL, sha256)`` of every older run's index part (``--dedup-against``);
     ``older_documents``: their rows, to size the partitions; ``id_index``: also write the group
-    rows' id-index entries.  Removals are counted where they are decided; ``kept`` counters per
-    dedup step as ``ApplyDecisions``."""
+    rows' id-index entries.  Removals are counted where they are decided, the ``kept`` counters
+    of each dedup step where the decisions meet the parts (``apply.ApplyPartFn``)."""
 
     def __init__(self, out_dir: str, exact: bool, fuzzy: FuzzyDedupConfig | None,
                  priority: list[str] | None = None, older: list[tuple[str, str]] = (),

@@ -1,21 +1,21 @@
-"""The file-backed dedup's partition steps up to the verified edges (``dedup_partitioned``).
+"""The dedup stage's partition steps up to the verified edges (``stage``).
 
 Each step is a DoFn over partition ids ``p``: it reads partition ``p`` of the files of the steps
-before it (``dedup_tables`` entry files, ``spill`` files), decides with the record-based
-transforms' own group logic, and writes ONE spill file split by the next step's key; it yields
-``{"p": p, <name>: spill descriptor, ...}`` (and small tagged outputs).  Nodes carry their
-reference ``(part key, row)`` (``with_ref``), which partitions them (``node_partition``).
+before it (``tables`` entry files, ``spill`` files), decides each group with ``groups``, and
+writes ONE spill file split by the next step's key; it yields ``{"p": p, <name>: spill
+descriptor, ...}`` (and small tagged outputs).  Nodes carry their reference ``(part key, row)``
+(``tables.runs_nodes``), which partitions them (``node_partition``).
 
 - ``ExactStepFn``: exact entries -> ``keep_best`` per text hash: decisions (by the document they
-  name as kept, for ``dedup_decide.FollowStepFn``), the removed references (``removed``, one
-  chunk: what fuzzy dedup leaves out, as the old side input did), group rows and their stats.
+  name as kept, for ``decide.FollowStepFn``), the removed references (``removed``, one chunk:
+  what fuzzy dedup leaves out), group rows and their stats.
 - ``BandStepFn``: band entries minus the exact duplicates -> ``bucket_stars`` per bucket:
   candidate pairs as roles by the part holding the document (``roles``), oversized buckets; with
   ``verify: none`` the pairs are the edges.
 - ``ShipStepFn``: the roles of the parts of partition ``p`` -> each candidate's payload (shingle
   hashes or signature) read from its part's features file, to its star's centre (``messages``).
-- ``VerifyStepFn``: a partition's stars -> ``VerifyStarFn`` -> edges: for the components'
-  first round (``edges``, both directions by node) and each endpoint's similarity (``sims``).
+- ``VerifyStepFn``: a partition's stars -> ``verify_star`` -> edges: for the components' first
+  round (``edges``, both directions by node) and each endpoint's similarity (``sims``).
 """
 from __future__ import annotations
 
@@ -26,13 +26,10 @@ import numpy as np
 
 from curation.dedup_records import is_older, node_id, node_ref
 from pipelines.dedup import tables
-from pipelines.transforms.components import both_directions
-from pipelines.transforms.dedup import DECISIONS, GROUPS, keep_best
 from pipelines.dedup.stats import group_outputs
-from pipelines.transforms.fuzzy import CANDIDATES, bucket_stars
-from pipelines.transforms.fuzzy_verify import CENTRE, MEMBER, VerifyStarFn
+from pipelines.dedup.groups import (CANDIDATES, CENTRE, DECISIONS, GROUPS, MEMBER, both_directions,
+                                    bucket_stars, keep_best, named_key, verify_star)
 from pipelines.plumbing.spill import Spiller, hash_partition, read_partition, ref_partition, spill_url
-from pipelines.transforms.survivors import named_key
 from pipelines.plumbing.timing import timed
 
 
@@ -173,7 +170,7 @@ class VerifyStepFn(beam.DoFn):
     """Partition ``p`` of the shipped messages, by star centre -> the edge spills."""
 
     def __init__(self, out_dir: str, verify: str, threshold: float) -> None:
-        self.out_dir, self.verify = out_dir, VerifyStarFn(verify, threshold)
+        self.out_dir, self.verify, self.threshold = out_dir, verify, threshold
 
     @timed("fuzzy_dedup")
     def process(self, p: int, partitions: int, shipped: list[dict]):
@@ -182,6 +179,6 @@ class VerifyStepFn(beam.DoFn):
             stars[centre].append((kind, node, payload))
         edges = []
         for centre in sorted(stars):
-            edges += self.verify.process((centre, stars.pop(centre)))
+            edges += verify_star(stars.pop(centre), self.verify, self.threshold)
         yield {"p": p, **edge_spills(edges, partitions, self.out_dir)}
 

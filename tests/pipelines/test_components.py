@@ -16,7 +16,8 @@ from apache_beam.testing.util import assert_that, equal_to
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipelines.transforms.components import DONE, FINAL, ConnectedComponents, both_directions, large_star, small_star
+from dedup_reference_components import ConnectedComponents
+from pipelines.dedup.groups import DONE, FINAL, both_directions, large_star, small_star
 from pipeline_fixtures import local_pipeline
 
 

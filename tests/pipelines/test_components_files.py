@@ -9,7 +9,7 @@ import pytest
 from apache_beam.pvalue import AsSingleton
 from apache_beam.testing.util import assert_that, equal_to
 
-from pipelines.transforms.components import round_rows
+from pipelines.dedup.components import round_rows
 from pipelines.dedup.components import FileComponents
 from pipelines.dedup.steps import edge_spills
 from pipelines.plumbing.spill import Spiller, read_chunk, read_partition, write_spill

@@ -9,8 +9,8 @@ from curation.dedup_records import dedup_records, index_row, is_older, record_fr
 from curation.document import Document
 from curation.exact_dedup import priority_map
 from curation.fuzzy_config import FuzzyDedupConfig
-from pipelines.transforms.dedup import DECISIONS, ExactDedup
-from pipelines.transforms.fuzzy import FuzzyDedup
+from dedup_reference import DECISIONS, ExactDedup
+from dedup_reference import FuzzyDedup
 from pipeline_fixtures import english
 
 FUZZY = FuzzyDedupConfig(num_perm=100, threshold=0.8)

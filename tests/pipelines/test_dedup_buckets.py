@@ -6,8 +6,8 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from curation.exact_dedup import keep_rank
 from pipelines.config.job import FuzzyDedupConfig
-from pipelines.transforms.dedup import DedupRecords
-from pipelines.transforms.fuzzy import FuzzyDedup
+from dedup_reference import DedupRecords
+from dedup_reference import FuzzyDedup
 from pipeline_fixtures import doc, english
 
 

@@ -20,12 +20,12 @@ from curation.exact_dedup import priority_map
 from curation.fuzzy_config import FuzzyDedupConfig
 from infra.hashing import bytes_sha256
 from pipelines.storage.files import parquet_bytes
-from pipelines.transforms.dedup import DECISIONS, GROUPS, INPUTS, ExactDedup
+from dedup_reference import DECISIONS, GROUPS, INPUTS, ExactDedup
 from pipelines.dedup.index import INDEX_SCHEMA
 from pipelines.dedup.apply import ApplyPartFn, check_applied
 from pipelines.dedup.stage import PartitionedDedup
 from pipelines.dedup.tables import part_key
-from pipelines.transforms.fuzzy import BUCKETS, FuzzyDedup
+from dedup_reference import BUCKETS, FuzzyDedup
 from pipelines.plumbing.parts import WriteParts, read_part
 from pipeline_fixtures import english, local_pipeline
 

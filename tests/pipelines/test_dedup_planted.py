@@ -16,8 +16,8 @@ from curation.dedup_records import dedup_records, similarity
 from curation.document import Document
 from curation.fuzzy_config import FuzzyDedupConfig
 from curation.lsh import candidate_probability
-from pipelines.transforms.dedup import DedupRecords
-from pipelines.transforms.fuzzy import FuzzyDedup
+from dedup_reference import DedupRecords
+from dedup_reference import FuzzyDedup
 from planted_pairs import planted_pairs
 from pipeline_fixtures import local_pipeline
 

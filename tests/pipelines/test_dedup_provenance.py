@@ -19,7 +19,7 @@ import pytest
 
 from pipeline_fixtures import english, write_config
 from pipelines import curate
-from pipelines.transforms.survivors import final_decisions
+from dedup_reference import final_decisions
 
 FUZZY = {"num_perm": 128, "shingle": "word", "ngram": 5, "threshold": 0.75, "verify": "exact"}
 

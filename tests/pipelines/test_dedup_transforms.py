@@ -8,8 +8,8 @@ from curation.dedup_records import dedup_records, node_id, similarity
 from curation.fuzzy_config import FuzzyDedupConfig
 from curation.lsh import exact_jaccard
 from curation.minhash import shingles
-from pipelines.transforms.dedup import DedupRecords
-from pipelines.transforms.fuzzy_verify import ClusterRows, VerifyCandidates
+from dedup_reference import DedupRecords
+from dedup_reference import ClusterRows, VerifyCandidates
 from pipeline_fixtures import doc, english
 
 

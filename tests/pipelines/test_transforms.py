@@ -11,13 +11,14 @@ from curation.dedup_records import node_id
 from curation.document import Removal
 from curation.language import LanguageConfig
 from pipelines.filters.base import ApplyFilter
-from pipelines.transforms.components import ConnectedComponents, NotConvergedError
+from dedup_reference_components import ConnectedComponents
+from pipelines.dedup.groups import NotConvergedError
 from pipelines.config.job import FuzzyDedupConfig, InputSpec
 from curation.pieces import split_pieces
 from pipelines.decontaminate import Decontaminate
-from pipelines.transforms.dedup import ExactDedup
+from dedup_reference import ExactDedup
 from pipelines.filters.language import HeuristicsFn, LanguageFn, Normalize
-from pipelines.transforms.fuzzy import FuzzyDedup
+from dedup_reference import FuzzyDedup
 from pipelines.read.readers import ReadInputs
 from pipelines.plumbing.stats import stats_row
 from pipelines.tokenize.tokens import Tokenize
@@ -64,7 +65,7 @@ def test_normalize_language_and_heuristics(pipeline):
 
 
 def test_exact_dedup_keeps_the_highest_priority_source(pipeline):
-    from pipelines.transforms.dedup import DedupRecords
+    from dedup_reference import DedupRecords
 
     text = english(2)
     docs = [doc("cc/1", text, "cc_2020_50"), doc("wiki/1", text.upper(), "wikipedia"),
@@ -96,7 +97,7 @@ def test_connected_components_fails_loudly_when_not_converged():
 
 
 def test_fuzzy_dedup_removes_near_duplicates_keeping_priority(pipeline):
-    from pipelines.transforms.dedup import DedupRecords
+    from dedup_reference import DedupRecords
 
     base = english(4)
     near = base.replace("library", "museum", 1)

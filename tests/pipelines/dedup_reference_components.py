@@ -1,89 +1,20 @@
-"""Connected components of a large edge list, in grouped rounds (large-star / small-star).
+"""The reference of the dedup stage's connected components (``pipelines.dedup.components``):
+the same large-star / small-star rounds (``pipelines.dedup.groups.large_star`` / ``small_star``)
+as Beam shuffles, each round two GroupByKeys.  Not used by the curate job.
 
-Kiveris et al., "Connected Components in MapReduce and Beyond" (SoCC 2014).  Nodes are any
-totally ordered, deterministically encoded values; each component converges to a star around its
-SMALLEST node.  With node = ``keep_rank`` tuple, that root is the document the keep rule keeps.
-
-A round is two shuffles: group by node (large-star: every larger neighbour of u is linked to the
-smallest node of u's closed neighbourhood) and group by the larger endpoint (small-star: u and
-its smaller neighbours are linked to the smallest of them).  Duplicate edges are not removed by
-a shuffle of their own: every step reads neighbours into a set, and neither step emits more
-edges than it reads.
-
-Converged components stop early.  In the large-star step every node also reports its role: a
-root (no smaller neighbour) sends its degree to itself, a leaf (exactly one neighbour, smaller)
-sends a message to that neighbour.  In the small-star step a root that heard from as many leaves
-as it has neighbours is the centre of a finished star (a star is a fixed point of both steps), so
-it marks itself FINAL for the next round, whose large-star step routes its edges to the ``done``
-output instead of the next shuffle.  A component thus costs one round after it has become a star,
-and once every component is done the later rounds shuffle nothing.  Beam graphs are static, so
-``rounds`` rounds are unrolled; whatever is still active after the last one is checked to be stars
-(else the job fails, naming the setting to raise).  No step needs more than one node's
-neighbourhood on a worker.
+Beam graphs are static, so ``rounds`` rounds are unrolled; a component whose star is finished
+routes its edges out (``done``), so once every component is done the later rounds shuffle
+nothing; whatever is still active after the last one is checked to be stars (else the job
+fails, naming the setting to raise).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
-
 import apache_beam as beam
 
-# Value tags.  Large-star input: (NBR, v) a neighbour, (FINAL, None) "your star is finished".
-# Small-star input: (NBR, m) an edge (m, u) with m < u, (ROOT, degree), (LEAF, None).
-NBR, FINAL, ROOT, LEAF = 0, 1, 2, 3
-DONE, FINAL_TAG = "done", "final"
-NAMESPACE = "connected_components"
+from pipelines.dedup.components import NAMESPACE, round_rows
+from pipelines.dedup.groups import DONE, FINAL, NotConvergedError, both_directions, large_star, small_star
 
-
-def both_directions(edge: tuple[Any, Any]) -> Iterator[tuple[Any, tuple[int, Any]]]:
-    u, v = edge
-    yield u, (NBR, v)
-    yield v, (NBR, u)
-
-
-def large_star(u: Any, values: Iterable[tuple[int, Any]]) -> Iterator[tuple[str, Any]]:
-    """One node's large-star step.  Yields ``("next", (v, (tag, x)))`` messages for the
-    small-star shuffle (keyed by node) or ``(DONE, (root, leaf))`` edges of a finished star."""
-    nbrs, final = set(), False
-    for tag, x in values:
-        if tag == NBR:
-            nbrs.add(x)
-        else:
-            final = True
-    if final:  # u is the root of a star found finished in the previous round
-        for v in nbrs:
-            yield DONE, (u, v)
-        return
-    m = min(nbrs) if nbrs else u
-    if m < u:
-        if len(nbrs) == 1:
-            yield "next", (m, (LEAF, None))
-    else:
-        m = u
-        yield "next", (u, (ROOT, len(nbrs)))
-    for v in nbrs:
-        if v > u:
-            yield "next", (v, (NBR, m))
-
-
-def small_star(u: Any, values: Iterable[tuple[int, Any]]) -> Iterator[tuple[str, Any]]:
-    """One node's small-star step: ``("edge", (m, v))`` for the next round, or
-    ``("final", u)`` when u is a root whose neighbours are all its leaves."""
-    smaller, degree, leaves = set(), None, 0
-    for tag, x in values:
-        if tag == NBR:
-            smaller.add(x)
-        elif tag == ROOT:
-            degree = x
-        else:
-            leaves += 1
-    if smaller:
-        m = min(smaller)
-        yield "edge", (m, u)
-        for v in smaller:
-            if v != m:
-                yield "edge", (m, v)
-    elif degree is not None and leaves == degree:
-        yield "final", u
+FINAL_TAG = "final"
 
 
 class _LargeStarFn(beam.DoFn):
@@ -126,10 +57,6 @@ class _Round(beam.PTransform):
         return small.edges, small[FINAL_TAG], large[DONE]
 
 
-class NotConvergedError(RuntimeError):
-    pass
-
-
 class _CheckStar(beam.DoFn):
     """Per node: fail unless it is a root (only children) or a leaf with exactly one parent."""
 
@@ -146,27 +73,6 @@ class _CheckStar(beam.DoFn):
                 f"(node {node!r} is not in a star); raise {self.setting}")
         if parents:
             yield (node, next(iter(parents)))
-
-
-def _round_row(i: int, tallies) -> dict:
-    row = {"round": i, **dict(tallies)}
-    if row["edges"]:
-        beam.metrics.Metrics.counter(NAMESPACE, "rounds_used").inc()
-    return row
-
-
-def round_rows(tallies: list, rounds: int, label: str = "RoundRows"):
-    """Partial tallies ``((round, "edges" | "done"), n)`` (a list of PCollections) -> one row
-    ``{"round", "edges", "done"}`` per round 1..``rounds`` (zeros where nothing was tallied)."""
-    zeros = tallies[0].pipeline | f"{label}Zeros" >> beam.Create(
-        [((i, k), 0) for i in range(1, rounds + 1) for k in ("edges", "done")], reshuffle=False)
-    return (
-        (*tallies, zeros)
-        | f"{label}All" >> beam.Flatten()
-        | f"{label}Sum" >> beam.CombinePerKey(sum)
-        | f"{label}ByRound" >> beam.MapTuple(lambda ik, n: (ik[0], (ik[1], n)))
-        | f"{label}Group" >> beam.GroupByKey()
-        | label >> beam.MapTuple(_round_row))
 
 
 class ConnectedComponents(beam.PTransform):

@@ -1,1 +1,0 @@
-"""The record-based dedup transforms (being moved: see pipelines/dedup/)."""
