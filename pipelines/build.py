@@ -36,7 +36,7 @@ class StageEnv:
     vocab_size: int
     quality_sha256: str | None = None
     against: tuple = ()
-    """``pipelines.dedup.index.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
+    """``pipelines.driver.dedup_against.OlderIndex`` of each ``--dedup-against`` run (checked pre-flight)."""
 
 
 def enabled(stage: str, cfg: CurateConfig) -> bool:

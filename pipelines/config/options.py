@@ -230,12 +230,10 @@ def stage_lines(counters: list[dict], seconds: dict[str, float]) -> list[str]:
 
 _PASSED = ("kept", "read", "normalized", "skipped")
 _SHOWN = ("skipped", "split", "written", "tokens", "lines_removed", "chars_removed")
-_STAGE_ORDER = ["read", "normalize", "language", "site_boilerplate", "heuristics", "quality",
-                "exact_dedup", "fuzzy_dedup", "decontamination", "decontaminate", "tokenize", "shards"]
+def _stage_rank(step: str) -> tuple[int, str]:
+    from pipelines.stages import STEPS
 
-
-def _stage_rank(stage: str) -> tuple[int, str]:
-    return (_STAGE_ORDER.index(stage) if stage in _STAGE_ORDER else len(_STAGE_ORDER), stage)
+    return (STEPS.index(step) if step in STEPS else len(STEPS), step)
 
 
 # Known-harmless import-time warnings of Beam's optional extras (e.g. without [gcp] installed,

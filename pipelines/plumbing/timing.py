@@ -38,16 +38,17 @@ def timed(stage: str | None = None):
 
 
 def stage_seconds(result) -> dict[str, float]:
-    """Seconds of worker time per stage from a finished pipeline's ``curate_time`` counters."""
+    """Seconds of worker time per step from a finished pipeline's ``curate_time`` counters, to the
+    microsecond they are counted in (a step's few documents may take under a millisecond)."""
     from apache_beam.metrics.metric import MetricsFilter
 
-    out: dict[str, float] = {}
+    micros: dict[str, int] = {}
     try:
         counters = result.metrics().query(MetricsFilter().with_namespace(TIME_NAMESPACE))["counters"]
     except Exception:  # noqa: BLE001 - runners without metrics: timings are a report only
-        return out
+        return {}
     for c in counters:
         value = c.committed if c.committed is not None else c.attempted
         name = c.key.metric.name
-        out[name] = round(out.get(name, 0.0) + (value or 0) / 1e6, 3)
-    return out
+        micros[name] = micros.get(name, 0) + int(value or 0)
+    return {name: us / 1e6 for name, us in micros.items()}

@@ -33,12 +33,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from pipelines.stages import STAGES
 from pipelines.storage.files import (delete_tree, join, list_files, read_bytes, rename_all,
     write_bytes)
 
 CONTROL = "_curate"
-STAGES = ("read", "dedup", "decontaminate", "tokenize")
-"""The stages of a staged run, in order (``pipelines.build``)."""
 RUN_OUTPUTS = ("run.json", "documents", "shards", "removed", "dead_letter", "dedup", "dedup_index", "stats",
                "stages", "logs", CONTROL)
 """Top-level names a curate run writes; the only ones ever deleted from an existing RUN."""

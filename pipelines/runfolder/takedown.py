@@ -19,7 +19,7 @@
    end up smaller; a shard left with no document is deleted with its part and row (curate
    writes none for an empty range).
 3. The renames, from a journal (``pipelines.runfolder.takedown_files``), ``run.json`` last; then the run's
-   dedup index (``pipelines.dedup.index.remove_from_index``, when the run has one) and, with
+   dedup index (``takedown_files.remove_from_index``, when the run has one) and, with
    ``--manifest M``, a new manifest version next to M (``blending.revise``).  The old manifest
    then fails the trainer's checksum check against the rewritten shards.
 """
@@ -261,16 +261,12 @@ def _unchanged(run_dir: str, found: dict, started: float) -> dict:
 
 
 def _remove_from_index(run_dir: str, ids: list[str]) -> int | None:
-    """Take the documents out of ``RUN/dedup_index/`` (h9's ``remove_from_index``); None when the
-    run has no index or this install has no index module."""
+    """Take the documents out of ``RUN/dedup_index/`` (``takedown_files.remove_from_index``);
+    None when the run has no index."""
+    from pipelines.runfolder.takedown_files import remove_from_index
+
     if not list_files(join(run_dir, "dedup_index")):
         log.info("no dedup_index/ in %s: nothing to remove there", run_dir)
-        return None
-    try:
-        from pipelines.dedup.index import remove_from_index
-    except ImportError:
-        log.warning("%s has a dedup_index/ but pipelines.dedup.index is not available; the "
-                    "index still lists the removed documents", run_dir)
         return None
     return int(remove_from_index(run_dir, ids))
 

@@ -6,6 +6,7 @@ one object); nothing under a final name changes until every new file exists.  Th
 ``RUN/_curate/takedown.commit.json`` (the list of renames, ``run.json`` last) is written and
 carried out; a takedown killed during the renames is finished by the next ``mtnlg takedown`` on
 that RUN (``finish_pending``), the same way ``pipelines.runfolder.commit`` finishes a stage's commit.
+The run's dedup index loses the documents' rows last (``remove_from_index``).
 """
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from infra.hashing import file_sha256
+from infra.hashing import bytes_sha256, file_sha256
+from pipelines.dedup.index import INDEX_DIR, INDEX_SCHEMA, PARAMS, params_bytes, read_index_part
 from pipelines.storage.files import (delete_tree, file_exists, is_remote, join, list_files,
-    read_bytes, rename, write_bytes)
+    parquet_bytes, read_bytes, rename, write_bytes)
 
 JOURNAL = ("_curate", "takedown.commit.json")
 
@@ -266,3 +268,43 @@ def updated_aggregates(run_dir: str, old_rows: list[dict], new_rows: list[dict])
     tables = merge_partials([[(k, n) for k, n in total.items() if n]])
     tables["grid_spec"] = spec
     return tables
+
+
+def remove_from_index(run_dir: str, ids) -> int:
+    """Remove the rows of ``ids`` from ``run_dir``'s dedup index; returns the rows removed.
+
+    Only the parts holding them are rewritten, each under a new name; params.json (new names,
+    rows, sha256) is then replaced in one write and the old parts deleted, so an interrupted call
+    leaves either the old index or the new one (plus an unlisted orphan), never a mix.  A run
+    without an index removes nothing (0)."""
+    run_dir = run_dir.rstrip("/")
+    path = join(run_dir, INDEX_DIR, PARAMS)
+    if not file_exists(path):
+        return 0
+    params = json.loads(read_bytes(path))
+    wanted = set(ids)
+    removed, stale, parts = 0, [], []
+    for p in params.get("parts", []):
+        url = join(run_dir, INDEX_DIR, p["name"])
+        table = read_index_part(url, p["sha256"])
+        hit = pc.is_in(table.column("id"), value_set=pa.array(sorted(wanted), pa.string()))
+        n = pc.sum(hit).as_py() or 0
+        if not n:
+            parts.append(p)
+            continue
+        kept = table.filter(pc.invert(hit))
+        data = parquet_bytes(kept.to_pylist(), INDEX_SCHEMA)
+        sha = bytes_sha256(data)
+        name = f"{p['name'].rsplit('.parquet', 1)[0].split('.t-')[0]}.t-{sha[:12]}.parquet"
+        write_bytes(join(run_dir, INDEX_DIR, name), data)
+        parts.append({"name": name, "rows": kept.num_rows, "sha256": sha})
+        stale.append(url)
+        removed += n
+    if not removed:
+        return 0
+    params.update(parts=parts, documents=sum(p["rows"] for p in parts),
+                  removed_rows=int(params.get("removed_rows", 0)) + removed)
+    write_bytes(path, params_bytes(params))
+    for url in stale:
+        delete_tree(url)
+    return removed

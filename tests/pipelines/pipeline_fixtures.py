@@ -11,7 +11,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
 
 from curation.document import Document
-from pipelines.curate import BUILD_OPTIONS
+from pipelines.driver.beam_options import BUILD_OPTIONS
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPT2 = os.path.join(REPO, "data_manifests", "tokenizers", "gpt2")
@@ -19,7 +19,8 @@ GPT2 = os.path.join(REPO, "data_manifests", "tokenizers", "gpt2")
 
 def local_pipeline(test: bool = True) -> beam.Pipeline:
     """A (Test)Pipeline on the local FnApiRunner, in process (never Prism: it downloads a
-    binary), built and run as `mtnlg curate` runs its job (``pipelines.curate.BUILD_OPTIONS``;
+    binary), built and run as `mtnlg curate` runs its job
+    (``pipelines.driver.beam_options.BUILD_OPTIONS``;
     no extra round trip of the whole pipeline through its protos, which TestPipeline makes by
     default: ~5 s of the suite's CPU)."""
     options = PipelineOptions(["--runner=FnApiRunner", *BUILD_OPTIONS])

@@ -83,16 +83,16 @@ def test_console_logging_replaces_loggings_own_default_handler():
 def test_local_runner_defaults(args, mode, workers, monkeypatch):
     from apache_beam.options.pipeline_options import DirectOptions, StandardOptions
 
-    from pipelines import curate
+    from pipelines.driver import beam_options
 
-    monkeypatch.setattr(curate.os, "cpu_count", lambda: 3)
-    options = curate.pipeline_options(args)
+    monkeypatch.setattr(beam_options.os, "cpu_count", lambda: 3)
+    options = beam_options.pipeline_options(args)
     assert options.view_as(StandardOptions).runner == "FnApiRunner"
     direct = options.view_as(DirectOptions)
     assert direct.direct_running_mode == mode
     assert direct.direct_num_workers == (workers or 3)
-    monkeypatch.setattr(curate.os, "cpu_count", lambda: 1)
-    assert curate.pipeline_options([]).view_as(DirectOptions).direct_running_mode == "in_memory"
+    monkeypatch.setattr(beam_options.os, "cpu_count", lambda: 1)
+    assert beam_options.pipeline_options([]).view_as(DirectOptions).direct_running_mode == "in_memory"
 
 
 @pytest.mark.parametrize("args", [[], ["--runner=PortableRunner", "--job_endpoint=localhost:1"],
@@ -101,7 +101,7 @@ def test_every_job_is_built_without_construction_time_type_inference(args):
     # the job declares no type hints (docs/runners.md "Beam's fixed cost per job"), on any runner
     from apache_beam.options.pipeline_options import TypeOptions
 
-    from pipelines import curate
+    from pipelines.driver import beam_options
 
-    options = curate.pipeline_options(args)
+    options = beam_options.pipeline_options(args)
     assert options.view_as(TypeOptions).pipeline_type_check is False

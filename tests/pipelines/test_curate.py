@@ -64,9 +64,19 @@ def test_accounting_identity_holds(run_dir):
 
 
 def test_run_json_reports_worker_time_per_stage(run_dir):
+    # to the microsecond, as counted: a step's few documents may take well under a millisecond
     seconds = json.load(open(os.path.join(run_dir, "run.json")))["stage_seconds"]
     for stage in ("read", "normalize", "language", "heuristics", "tokenize"):
         assert seconds[stage] > 0, (stage, seconds)
+
+
+def test_every_counter_and_time_is_a_declared_step(run_dir):
+    from pipelines.stages import stage_of
+
+    counters = json.load(open(os.path.join(run_dir, "stats", "counters.json")))["counters"]
+    seconds = json.load(open(os.path.join(run_dir, "run.json")))["stage_seconds"]
+    for step in {c["stage"] for c in counters} | set(seconds):
+        stage_of(step)  # UnknownStepError for a name pipelines/stages.py does not declare
 
 
 def test_planted_problems_are_removed_with_reasons(run_dir):

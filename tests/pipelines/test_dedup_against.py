@@ -20,7 +20,9 @@ import yaml
 from curation.sources import SOURCE_BY_SLUG
 from infra.resources import config_path
 from pipelines import curate
-from pipelines.dedup.index import INDEX_DIR, PARAMS, check_against, remove_from_index
+from pipelines.dedup.index import INDEX_DIR, PARAMS
+from pipelines.driver.dedup_against import check_against
+from pipelines.runfolder.takedown_files import remove_from_index
 
 pytestmark = pytest.mark.slow
 
@@ -182,7 +184,7 @@ def test_missing_run_missing_index_and_modified_index_fail_before_any_work(runs,
 
 def test_a_priority_that_ranks_new_sources_first_is_warned_about(runs, caplog):
     from pipelines.config.job import load_config
-    from pipelines.dedup.index import preflight
+    from pipelines.driver.dedup_against import preflight
 
     out = str(runs["tmp"] / "not-made")
     with caplog.at_level("WARNING", logger="mtnlg.curate"):

@@ -21,7 +21,7 @@ from apache_beam.runners.worker import data_plane
 from apache_beam.testing.util import assert_that, equal_to
 
 from infra.compat import beam as compat
-from pipelines import curate
+from pipelines.driver import beam_options
 
 N = 4000  # elements of ~2 KB: an 8 MB stage input
 THRESHOLD = 1 << 14  # the shrunk size flush threshold of every data stream
@@ -42,7 +42,7 @@ def beam_as_installed(monkeypatch):
 
 @pytest.fixture(scope="module")
 def recorded_run():
-    """Run a pipeline on the local runner (fix applied by ``curate.pipeline_options``, as the
+    """Run a pipeline on the local runner (fix applied by ``beam_options.pipeline_options``, as the
     job does) on a fragile data plane, recording every data stream Beam creates: its timer
     setting and the size of each message it hands to the channel. Beam is restored after."""
     with pytest.MonkeyPatch.context() as mp:
@@ -72,7 +72,7 @@ def _recorded_run(monkeypatch: pytest.MonkeyPatch) -> tuple[list[tuple[int, list
         return create(counted(close_callback), counted(flush_callback), data_buffer_time_limit_ms)
 
     monkeypatch.setattr(data_plane.ClosableOutputStream, "create", staticmethod(recording_create))
-    options = curate.pipeline_options(["--direct_running_mode=multi_threading",
+    options = beam_options.pipeline_options(["--direct_running_mode=multi_threading",
                                        "--direct_num_workers=2"])
     try:
         _count_through_a_flatten(beam.Pipeline(options=options))
@@ -136,10 +136,10 @@ def test_no_element_is_lost_between_the_local_runners_stages(recorded_run):
 
 
 def test_other_runners_are_left_alone(beam_as_installed):
-    curate.pipeline_options(["--runner=PortableRunner", "--job_endpoint=localhost:1"])
+    beam_options.pipeline_options(["--runner=PortableRunner", "--job_endpoint=localhost:1"])
     assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == 5
     assert not hasattr(fn_runner.BundleManager._send_input_to_worker, "_beam_original")
-    curate.pipeline_options(["--runner", "DirectRunner"])
+    beam_options.pipeline_options(["--runner", "DirectRunner"])
     assert worker_handlers.DATA_BUFFER_TIME_LIMIT_MS == 0
     assert hasattr(fn_runner.BundleManager._send_input_to_worker, "_beam_original")
 

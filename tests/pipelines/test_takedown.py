@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import shutil
-import sys
 
 import numpy as np
 import pandas as pd
@@ -310,20 +309,19 @@ def test_dashboard_shows_a_takedown_section_only_after_one(run, tmp_path):
     assert 'id="takedown"' in html and "1 documents taken down in 1 request(s)" in html
 
 
-def test_the_dedup_index_loses_the_documents_or_is_skipped_with_a_note(run, tmp_path, monkeypatch, caplog):
-    import types
+def test_the_dedup_index_loses_the_documents_or_is_left_alone_without_one(run, tmp_path, monkeypatch):
+    from pipelines.runfolder import takedown_files
 
     victims = _victims(run, n_shards=2, per_shard=1)["id"].tolist()
-    os.makedirs(os.path.join(run, "dedup_index"), exist_ok=True)
-    open(os.path.join(run, "dedup_index", "params.json"), "w").write("{}")
+    calls = []
+    monkeypatch.setattr(takedown_files, "remove_from_index", lambda d, ids: calls.append((d, ids)) or len(ids))
+    shutil.rmtree(os.path.join(run, "dedup_index"), ignore_errors=True)  # a run without an index
     request = tmp_path / "ids.txt"
     request.write_text(victims[0] + "\n")
-    monkeypatch.setitem(sys.modules, "pipelines.dedup.index", None)  # module absent: a note
     assert takedown.main(["--run", run, "--ids", str(request)]) == 0
-    assert "still lists the removed documents" in caplog.text
-    calls = []
-    fake = types.SimpleNamespace(remove_from_index=lambda d, ids: calls.append((d, ids)) or len(ids))
-    monkeypatch.setitem(sys.modules, "pipelines.dedup.index", fake)
+    assert calls == []
+    os.makedirs(os.path.join(run, "dedup_index"))
+    open(os.path.join(run, "dedup_index", "params.json"), "w").write("{}")
     request.write_text(victims[1] + "\n")
     assert takedown.main(["--run", run, "--ids", str(request)]) == 0
     assert calls == [(run, [victims[1]])]
