@@ -7,8 +7,8 @@ ingest job"):
    100,000) goes through the real readers, ``normalize_text``, fastText lid.176 and the
    Gopher/C4 heuristics, stage by stage; documents/s and MB/s per core for each stage (MB =
    input file bytes for ``read``, UTF-8 text bytes entering the stage otherwise).
-2. Scaling of the Beam job: the same four stages as a Beam pipeline (``ReadInputs`` ->
-   ``Normalize`` -> ``LanguageFn`` -> ``HeuristicsFn``, FnApiRunner multi-processing) on corpora
+2. Scaling of the Beam job: the same four stages as a Beam pipeline (``PlanWork`` + ``ReadWorkFn`` ->
+   ``NormalizeFn`` -> ``LanguageFn`` -> ``HeuristicsFn``, FnApiRunner multi-processing) on corpora
    of 1x, 2x and 4x ``--scale-base`` documents; wall time and the ratio to 1x (linear = 1, 2, 4).
 
     python bench/bench_ingest.py --workdir /tmp/bench_ingest [--docs 100000] \\
@@ -122,10 +122,13 @@ def beam_ingest(root: str, workers: int) -> tuple[float, int]:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from curation.language import LanguageConfig
-    from pipelines.filters.base import ApplyFilter
     from pipelines.config.job import InputSpec
-    from pipelines.filters.language import HeuristicsFn, LanguageFn, Normalize
-    from pipelines.read.readers import ReadInputs
+    from pipelines.filters.heuristics import HeuristicsFn
+    from pipelines.filters.language import LanguageFn
+    from pipelines.filters.normalize import NormalizeFn
+    from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED
+    from pipelines.read.plan import PlanWork
+    from pipelines.read.readers import OUTPUT_TAGS, ReadWorkFn
 
     from infra.compat.beam import safe_local_data_plane
 
@@ -138,13 +141,15 @@ def beam_ingest(root: str, workers: int) -> tuple[float, int]:
         outs = []
         for i, (fam, (reader, pattern, source)) in enumerate(FAMILIES.items()):
             spec = InputSpec(reader=reader, paths=[os.path.join(root, pattern)], source=source)
-            r = p | f"Read[{fam}]" >> ReadInputs(spec)
-            outs += [r["docs"] | f"Docs[{fam}]" >> beam.Map(lambda _: 1),
-                     r["removed"] | f"Rem[{fam}]" >> beam.Map(lambda _: 1),
-                     r["dead_letter"] | f"Dead[{fam}]" >> beam.Map(lambda _: 1)]
-            docs = r["docs"] | f"Norm[{fam}]" >> Normalize()
-            lang = docs | f"Lang[{fam}]" >> ApplyFilter(LanguageFn(LanguageConfig()))
-            _ = lang["kept"] | f"Heur[{fam}]" >> ApplyFilter(HeuristicsFn({}))
+            r = (p | f"Plan[{fam}]" >> PlanWork([spec])
+                 | f"Read[{fam}]" >> beam.ParDo(ReadWorkFn([spec])).with_outputs(*OUTPUT_TAGS, main="docs"))
+            outs += [r.docs | f"Docs[{fam}]" >> beam.Map(lambda _: 1),
+                     r[REMOVED] | f"Rem[{fam}]" >> beam.Map(lambda _: 1),
+                     r[DEAD_LETTER] | f"Dead[{fam}]" >> beam.Map(lambda _: 1)]
+            docs = r.docs | f"Norm[{fam}]" >> beam.ParDo(NormalizeFn())
+            lang = docs | f"Lang[{fam}]" >> beam.ParDo(LanguageFn(LanguageConfig())).with_outputs(
+                REMOVED, main="kept")
+            _ = lang.kept | f"Heur[{fam}]" >> beam.ParDo(HeuristicsFn({})).with_outputs(REMOVED, main="kept")
         _ = (outs | beam.Flatten() | beam.CombineGlobally(sum)
              | beam.io.WriteToText(out, num_shards=1, shard_name_template=""))
     wall = time.perf_counter() - t0

@@ -9,8 +9,8 @@ sides, prints per-run figures, medians and ratios):
 Steps on both sides: read (Pile .jsonl.zst, RealNews .jsonl, Common Crawl .warc.gz) -> HTML
 extraction with jusText (WARC) -> ftfy -> fastText lid.176 from the same file
 (``data_manifests/models/lid.176.ftz``, English >= 0.65) -> Gopher quality + repetition rules ->
-write the kept documents.  Ours is the curate job's own transforms (``ReadInputs``,
-``Normalize``, ``LanguageFn``, ``HeuristicsFn``) as one Beam job on the default local runner
+write the kept documents.  Ours is the curate job's own transforms (``PlanWork`` and
+``ReadWorkFn``, ``NormalizeFn``, ``LanguageFn``, ``HeuristicsFn``) as one Beam job on the default local runner
 (FnApiRunner multi_processing) writing Parquet; datatrove's is ``bench/ingest_datatrove_side.py``
 in its own venv (datatrove is never installed in ours).  Every filter applies to every source
 on both sides (no ``skip_sources``).
@@ -144,10 +144,13 @@ def run_ours(input_root: str, out: str, workers: int) -> dict:
     from apache_beam.options.pipeline_options import PipelineOptions
 
     from curation.language import LanguageConfig
-    from pipelines.filters.base import ApplyFilter
     from pipelines.config.job import InputSpec
-    from pipelines.filters.language import HeuristicsFn, LanguageFn, Normalize
-    from pipelines.read.readers import ReadInputs
+    from pipelines.filters.heuristics import HeuristicsFn
+    from pipelines.filters.language import LanguageFn
+    from pipelines.filters.normalize import NormalizeFn
+    from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED
+    from pipelines.read.plan import PlanWork
+    from pipelines.read.readers import OUTPUT_TAGS, ReadWorkFn
     from pipelines.plumbing.sinks import DOCUMENT_SCHEMA, document_row
 
     read_counter, kept_counter = Metrics.counter("bench", "read"), Metrics.counter("bench", "kept")
@@ -164,12 +167,14 @@ def run_ours(input_root: str, out: str, workers: int) -> dict:
     kept = []
     for i, (reader, pattern, source) in enumerate(FAMILIES):
         spec = InputSpec(reader=reader, paths=[os.path.join(input_root, pattern)], source=source)
-        r = p | f"Read{i}" >> ReadInputs(spec)
-        for tag in ("docs", "removed", "dead_letter"):
+        r = (p | f"Plan{i}" >> PlanWork([spec])
+             | f"Read{i}" >> beam.ParDo(ReadWorkFn([spec])).with_outputs(*OUTPUT_TAGS, main="docs"))
+        for tag in ("docs", REMOVED, DEAD_LETTER):
             _ = r[tag] | f"CountRead{i}{tag}" >> beam.Map(counted(read_counter))
-        docs = r["docs"] | f"Normalize{i}" >> Normalize()
-        lang = docs | f"Language{i}" >> ApplyFilter(LanguageFn(LanguageConfig()))
-        kept.append((lang["kept"] | f"Heuristics{i}" >> ApplyFilter(HeuristicsFn({})))["kept"])
+        docs = r.docs | f"Normalize{i}" >> beam.ParDo(NormalizeFn())
+        lang = docs | f"Language{i}" >> beam.ParDo(LanguageFn(LanguageConfig())).with_outputs(REMOVED, main="kept")
+        kept.append((lang.kept | f"Heuristics{i}" >> beam.ParDo(HeuristicsFn({})).with_outputs(
+            REMOVED, main="kept")).kept)
     _ = (kept | beam.Flatten() | "Kept" >> beam.Map(counted(kept_counter))
          | beam.Map(document_row)
          | beam.io.WriteToParquet(os.path.join(out, "documents", "part"), DOCUMENT_SCHEMA,

@@ -7,7 +7,7 @@ Same texts, same model, same process, one core each:
                   called directly: the per-document overhead of our code
   Beam identity   Create(docs) | Map(identity) on the FnApiRunner, one in-process worker:
                   what Beam costs with no stage at all
-  Beam 1 worker   Create(docs) | ApplyFilter(QualityFn), same runner: the stage inside Beam
+  Beam 1 worker   Create(docs) | ParDo(QualityFn), same runner: the step inside Beam
 
     .venv/bin/python bench/bench_quality.py [--docs 3000] [--repeat 3]
 
@@ -50,8 +50,8 @@ def main(argv=None) -> int:
     from curation.quality_train import TrainInput, read_inputs
     from infra.resources import config_path
     from mtnlg.sample_data import write_sample_corpus
-    from pipelines.filters.base import ApplyFilter
     from pipelines.filters.quality import QualityFn
+    from pipelines.plumbing.outputs import REMOVED
 
     tmp = tempfile.mkdtemp(prefix="bench_quality_")
     sample, out = os.path.join(tmp, "sample"), os.path.join(tmp, "model")
@@ -85,7 +85,7 @@ def main(argv=None) -> int:
 
     def run_beam():
         with beam.Pipeline(runner="FnApiRunner") as bp:
-            _ = bp | beam.Create(docs, reshuffle=False) | ApplyFilter(QualityFn(cfg))
+            _ = bp | beam.Create(docs, reshuffle=False) | beam.ParDo(QualityFn(cfg)).with_outputs(REMOVED, main="kept")
 
     def run_beam_identity():
         with beam.Pipeline(runner="FnApiRunner") as bp:

@@ -57,7 +57,8 @@ def read_sample(sample: Path) -> list[tuple[str, str]]:
 
     from pipelines.config.inputs import match_files
     from pipelines.config.job import load_config
-    from pipelines.read.plan import PlanFn, ReadWorkFn
+    from pipelines.read.plan import PlanFn
+    from pipelines.read.readers import ReadWorkFn
 
     cfg = load_config(str(REPO / "data_manifests/sources/demo.yaml"), input_root=str(sample))
     read = ReadWorkFn(cfg.inputs, cfg.input_root, None)

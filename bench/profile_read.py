@@ -71,9 +71,12 @@ def main(argv=None) -> int:
     from pipelines.config.job import load_config
     from pipelines.config.inputs import match_files
     from pipelines.plumbing import parts, stats
-    from pipelines.filters.chain import ChainFn, chain_filter
-    from pipelines.filters.language import HeuristicsFn, LanguageFn, NormalizeFn
-    from pipelines.read.plan import PlanFn, ReadWorkFn
+    from pipelines.filters.chain import ChainFn
+    from pipelines.filters.heuristics import HeuristicsFn
+    from pipelines.filters.language import LanguageFn
+    from pipelines.filters.normalize import NormalizeFn
+    from pipelines.read.plan import PlanFn
+    from pipelines.read.readers import ReadWorkFn
 
     cfg = load_config(args.config, input_root=str(args.sample))
     skip = cfg.skip_sources
@@ -82,8 +85,8 @@ def main(argv=None) -> int:
         from pipelines.filters.pii import PiiFn
 
         fns.append(PiiFn(cfg.pii))
-    fns += [chain_filter(LanguageFn(cfg.language), skip.get("language", ())),
-            chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
+    fns += [LanguageFn(cfg.language, skip.get("language", ())),
+            HeuristicsFn(cfg.heuristics, skip.get("heuristics", ()))]
     names = ["read", "normalize"] + (["pii"] if cfg.pii.enabled else []) + ["language", "heuristics"]
     for name, fn in zip(names, fns):
         fn.process = _timed_gen(name, fn.process)

@@ -53,11 +53,14 @@ def _manifest(env: StageEnv, stage: str, descriptors: list) -> None:
 
 
 def build_read(pbegin, env: StageEnv, _urls=None):
-    from pipelines.filters.chain import ChainFn, chain_filter
-    from pipelines.filters.language import HeuristicsFn, LanguageFn, NormalizeFn
+    from pipelines.filters.chain import ChainFn
+    from pipelines.filters.heuristics import HeuristicsFn
+    from pipelines.filters.language import LanguageFn
+    from pipelines.filters.normalize import NormalizeFn
     from pipelines.plumbing.parts import WriteParts, part_urls
     from pipelines.plumbing.stats import StageOutcomes
-    from pipelines.read.plan import READ, PlanWork, ReadWorkFn
+    from pipelines.read.plan import PlanWork
+    from pipelines.read.readers import READ, ReadWorkFn
 
     cfg = env.cfg
     skip = cfg.skip_sources
@@ -66,12 +69,12 @@ def build_read(pbegin, env: StageEnv, _urls=None):
         from pipelines.filters.pii import PiiFn
 
         fns.append(PiiFn(cfg.pii))
-    fns.append(chain_filter(LanguageFn(cfg.language), skip.get("language", ())))
-    later = [chain_filter(HeuristicsFn(cfg.heuristics), skip.get("heuristics", ()))]
+    fns.append(LanguageFn(cfg.language, skip.get("language", ())))
+    later = [HeuristicsFn(cfg.heuristics, skip.get("heuristics", ()))]
     if cfg.quality.enabled:  # score once, decide in config; the model's sha256 pins every worker
         from pipelines.filters.quality import QualityFn
 
-        later.append(chain_filter(QualityFn(cfg.quality, env.quality_sha256)))
+        later.append(QualityFn(cfg.quality, env.quality_sha256))
     site = cfg.site_boilerplate.enabled  # a cross-document step: the chain is cut around it
     out = (pbegin
            | "PlanWork" >> PlanWork(cfg.inputs)

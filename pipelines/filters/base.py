@@ -1,4 +1,9 @@
-"""The base of the per-document filter stages: keep, or remove with this stage's reason."""
+"""The base of the per-document filter steps: keep, or remove with this step's reason.
+
+A filter is configured in one place, its constructor: its config section and the sources it
+passes through unchecked (``skip_sources`` in the config); ``chain.ChainFn`` runs it in the read
+stage, a test runs it as ``beam.ParDo(fn).with_outputs(REMOVED, main="kept")``.
+"""
 from __future__ import annotations
 
 from typing import Iterator
@@ -11,15 +16,17 @@ from pipelines.plumbing.timing import timed
 
 
 class FilterDoFn(beam.DoFn):
-    """Base of the per-document stages: subclasses implement ``check(doc) -> (doc, result)``.
+    """Base of the per-document filter steps: subclasses implement ``check(doc) -> (doc, result)``.
 
     Kept documents go to the main output; drops go to ``removed`` as a ``Removal`` of this
-    stage with the filter's reason, and every outcome is counted.
+    step with the filter's reason, and every outcome is counted.
     """
 
     stage: str = ""
-    skip_sources: frozenset[str] = frozenset()
-    """Sources this stage passes through unchecked (``skip_sources`` in the config)."""
+
+    def __init__(self, skip_sources=()) -> None:
+        self.skip_sources = frozenset(skip_sources)
+        """Sources this step passes through unchecked (``skip_sources`` in the config)."""
 
     def check(self, doc: Document) -> tuple[Document, FilterResult]:
         raise NotImplementedError
@@ -47,15 +54,3 @@ class FilterDoFn(beam.DoFn):
             yield beam.pvalue.TaggedOutput(REMOVED, Removal(
                 doc, self.stage, result.reason or "unknown", self.removal_detail(doc)))
 
-
-class ApplyFilter(beam.PTransform):
-    """``docs | ApplyFilter(fn)`` -> ``{"kept": docs, "removed": removals}``."""
-
-    def __init__(self, fn: FilterDoFn, skip_sources=(), label: str | None = None) -> None:
-        super().__init__(label)
-        fn.skip_sources = frozenset(skip_sources)
-        self._fn = fn
-
-    def expand(self, docs):
-        out = docs | "Apply" >> beam.ParDo(self._fn).with_outputs(REMOVED, main="kept")
-        return {"kept": out.kept, "removed": out[REMOVED]}

@@ -49,8 +49,3 @@ class ChainFn(beam.DoFn):
             else:
                 yield from self._run(i + 1, out)
 
-
-def chain_filter(fn, skip_sources=()) -> beam.DoFn:
-    """A ``FilterDoFn`` configured as ``ApplyFilter`` would (sources it passes through)."""
-    fn.skip_sources = frozenset(skip_sources)
-    return fn

@@ -1,39 +1,21 @@
-"""Per-document stages: normalize, language id, heuristic filters.
-
-Each is a ``FilterDoFn`` (kept -> main output, drops -> ``removed`` with the stage's reason)
-wrapped by ``ApplyFilter``; scores are stored on the document, decisions come from config.
-"""
+"""The language step: fastText lid.176 (``curation.language``), kept by the config's languages."""
 from __future__ import annotations
-
-from typing import Any
-
-import apache_beam as beam
 
 from curation.document import Document, FilterResult
 from curation.language import LanguageConfig, keep_language, make_identifier
-from curation.normalize import normalize_text
 from pipelines.filters.base import FilterDoFn
-from pipelines.plumbing.outputs import count, with_changes
-from pipelines.plumbing.timing import timed
+from pipelines.plumbing.outputs import with_changes
 from pipelines.storage.staging import local_copy, sha256_of
 
 
-class NormalizeFn(beam.DoFn):
-    """ftfy + whitespace normalization (never removes a document)."""
-
-    @timed("normalize")
-    def process(self, doc: Document):
-        count("normalize", doc.source, "normalized")
-        yield with_changes(doc, text=normalize_text(doc.text))
-
-
 class LanguageFn(FilterDoFn):
-    """fastText lid.176; the model is staged and loaded once per worker process (``setup``).
-    A configured model (path or URL) is pinned by its sha256 when the pipeline is built."""
+    """The model is staged and loaded once per worker process (``setup``).  A configured model
+    (path or URL) is pinned by its sha256 when the pipeline is built."""
 
     stage = "language"
 
-    def __init__(self, cfg: LanguageConfig) -> None:
+    def __init__(self, cfg: LanguageConfig, skip_sources=()) -> None:
+        super().__init__(skip_sources)
         self.cfg = cfg
         self.model_sha256 = sha256_of(cfg.model_path) if cfg.model_path else None
         self._identifier = None
@@ -48,33 +30,3 @@ class LanguageFn(FilterDoFn):
         c = self._identifier.identify(doc.text)
         doc = with_changes(doc, lang=c.lang, lang_score=c.score, lang_share=c.share)
         return doc, keep_language(c.lang, c.score, self.cfg)
-
-
-class HeuristicsFn(FilterDoFn):
-    """Gopher/C4 rules of ``curation.heuristics`` with the config's overrides: every rule's
-    score is stored on the document (``heuristic_scores``, kept or removed), the config's
-    thresholds decide, and the first failing rule is the removal reason."""
-
-    stage = "heuristics"
-
-    def __init__(self, overrides: dict[str, Any]) -> None:
-        self.overrides = dict(overrides)
-        self._cfg = None
-
-    def setup(self) -> None:
-        from curation.heuristics import HeuristicsConfig
-
-        self._cfg = HeuristicsConfig(**self.overrides)
-
-    def check(self, doc: Document) -> tuple[Document, FilterResult]:
-        from curation.heuristics import decide, score_document
-
-        if self._cfg is None:
-            self.setup()
-        scores = score_document(doc.text)
-        return with_changes(doc, heuristic_scores=scores), decide(scores, self._cfg)
-
-
-class Normalize(beam.PTransform):
-    def expand(self, docs):
-        return docs | "NormalizeText" >> beam.ParDo(NormalizeFn())

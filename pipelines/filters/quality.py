@@ -28,7 +28,8 @@ class QualityFn(FilterDoFn):
 
     stage = STAGE
 
-    def __init__(self, cfg: QualityConfig, model_sha256: str | None = None) -> None:
+    def __init__(self, cfg: QualityConfig, model_sha256: str | None = None, skip_sources=()) -> None:
+        super().__init__(skip_sources)
         self.cfg = cfg
         self.sources = frozenset(cfg.sources)
         self.model_sha256 = model_sha256

@@ -17,9 +17,10 @@ def _counter(stage: str):
 
 
 def timed(stage: str | None = None):
-    """Decorate a DoFn's generator ``process`` to add its own time (not the time downstream
-    stages spend on what it yields: fused consumers run inside ``yield``) to the stage's
-    ``curate_time`` counter. ``stage=None`` uses ``self.stage``."""
+    """Decorate a DoFn's generator ``process`` (or any generator function, with ``stage`` given)
+    to add its own time (not the time downstream steps spend on what it yields: fused consumers
+    run inside ``yield``) to the step's ``curate_time`` counter.  ``stage=None`` uses
+    ``self.stage``."""
 
     def decorate(process):
         @functools.wraps(process)

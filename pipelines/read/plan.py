@@ -3,43 +3,38 @@
 ``PlanWork(inputs)``::
 
     Create((group, glob)) -> match (FileSystems) -> Reshuffle (files spread)
-      -> plan: a WARC file -> its ``WarcRange``s (one cheap scan), any other file -> itself
+      -> plan: a WARC file -> its ``WarcRange``s (one cheap scan), any other file -> slices of it
       -> Reshuffle (work items spread)
 
-``ReadWorkFn`` reads one work item with the reader DoFns of ``pipelines.read.readers`` (``ReadFileFn``,
-``ReadWarcRangeFn``) and also reports how many records it read per source (tag ``read``), the
-count the accounting checks the outcomes against.  Only file names and ranges are shuffled,
-never documents: the documents of a work item are processed where they were read.
+Matching goes through Beam's FileSystems (``pipelines.config.inputs.match_files``), so ``gs://``,
+``s3://``, ``hdfs://`` work.  WARC files are split because HTML extraction dominates the cost
+and one Common Crawl file holds tens of thousands of pages; a Pile ``.jsonl.zst`` is one zstd
+frame (not seekable without an index), so its slices each decompress the whole file and parse
+only their share (``FileSlice``).  Only file names and ranges are shuffled, never documents:
+``readers.ReadWorkFn`` reads each item where it lands.  Duplicate files are refused earlier,
+when the config is loaded (``pipelines.config.inputs``).
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Iterator
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
-from apache_beam.pvalue import TaggedOutput
 
-from curation.document import DeadLetter, Document, Removal
-from curation.readers.files import common_root, file_problem, id_path
-from pipelines.plumbing import progress
-from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED
-from pipelines.plumbing.timing import timed
+from curation.readers.files import file_problem
 from pipelines.config.job import InputSpec
-from pipelines.read.readers import (WARC_RECORDS_PER_RANGE, PlanWarcRangesFn, ReadFileFn, ReadWarcRangeFn,
-                            _dead, _fail, _path_element, _records, _route)
+from pipelines.plumbing.outputs import count
 
-READ = "read"
-"""Tag of ``(source, records)`` per work item."""
+WARC_RECORDS_PER_RANGE = 200
+"""Records per WARC range (100 request/response pairs): small enough that a Common Crawl file
+becomes hundreds of work items, large enough that planning and seeking are noise."""
 SLICE_BYTES = 2 << 20
 """A non-WARC file over this size is read as several slices (see ``FileSlice``): about 2,000
 documents each, so a stage has enough similar-sized work items to keep every worker busy (the
 local runner splits a stage's items between its workers once, by count)."""
 MAX_SLICES = 32
-PROGRESS_RECORDS = 64
-"""Records between two progress counts of a work item (its bytes count when it is finished)."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +52,32 @@ class FileSlice:
 
 def slices_for(size: int) -> int:
     return max(1, min(MAX_SLICES, -(-size // SLICE_BYTES)))
+
+
+def path_element(path: str) -> bytes:
+    """Paths travel between steps as bytes: a local file name may hold bytes that are not
+    UTF-8 (Python keeps them as surrogate escapes), which Beam's str coder cannot encode."""
+    return path.encode("utf-8", "surrogateescape")
+
+
+def element_path(element: bytes | str) -> str:
+    return element.decode("utf-8", "surrogateescape") if isinstance(element, bytes) else element
+
+
+def warc_ranges(path: str, records_per_range: int = WARC_RECORDS_PER_RANGE) -> list:
+    """A WARC file's ``WarcRange``s (``curation.readers.plan_warc_ranges``); a file that cannot
+    be opened is one whole-file range, whose reader reports it."""
+    from curation.readers import WarcRange, plan_warc_ranges
+
+    ranges = [WarcRange(path, 0, 0, None)]
+    if file_problem(path) is None:
+        try:
+            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+                ranges = plan_warc_ranges(f, path, records_per_range)
+        except Exception:  # noqa: BLE001
+            pass
+    count("read", "warc", "ranges", n=len(ranges))
+    return ranges
 
 
 class MatchFn(beam.DoFn):
@@ -79,11 +100,11 @@ class PlanFn(beam.DoFn):
     def __init__(self, inputs: list[InputSpec], records_per_range: int) -> None:
         self.inputs, self.records_per_range = inputs, records_per_range
 
-    def process(self, element):
+    def process(self, element) -> Iterator:
         group, metadata = element
         size = metadata.size_in_bytes or 0
         if self.inputs[group].reader == "warc":
-            ranges = list(PlanWarcRangesFn(self.records_per_range).process(_path_element(metadata.path)))
+            ranges = warc_ranges(metadata.path, self.records_per_range)
             ends = [r.offset for r in ranges[1:]] + [max(size, ranges[-1].offset)]
             for r, end in zip(ranges, ends):
                 yield group, r, end - r.offset
@@ -109,86 +130,3 @@ class PlanWork(beam.PTransform):
                 | "SpreadFiles" >> beam.Reshuffle()
                 | "Plan" >> beam.ParDo(PlanFn(self.inputs, self.records_per_range))
                 | "SpreadWork" >> beam.Reshuffle())
-
-
-def _source_of(rec) -> str:
-    if isinstance(rec, TaggedOutput):
-        rec = rec.value
-    if isinstance(rec, Document):
-        return rec.source
-    if isinstance(rec, Removal):
-        return rec.doc.source
-    if isinstance(rec, DeadLetter):
-        return rec.source
-    raise TypeError(f"reader yielded {type(rec).__name__}")
-
-
-class ReadWorkFn(beam.DoFn):
-    """``(group, item, bytes)`` -> documents; ``removed`` and ``dead_letter`` records; and
-    ``read``: ``(source, records)`` for the item (every record the reader produced).
-    ``progress``: the stage folder its progress goes to (``pipelines.plumbing.progress``)."""
-
-    def __init__(self, inputs: list[InputSpec], input_root: str | None = None,
-                 progress: str | None = None) -> None:
-        self.inputs, self.progress = list(inputs), progress
-        # Document ids hold paths relative to this root (contract 1); without one, each group's
-        # deepest common folder (as ``pipelines.read.readers.ReadInputs``).
-        self.roots = [input_root if input_root is not None else common_root(spec.paths)
-                      for spec in self.inputs]
-        self._fns: dict[int, beam.DoFn] = {}
-
-    def _fn(self, group: int) -> beam.DoFn:
-        fn = self._fns.get(group)
-        if fn is None:
-            spec, root = self.inputs[group], self.roots[group]
-            fn = ReadWarcRangeFn(spec, root) if spec.reader == "warc" else ReadFileFn(spec, root)
-            fn.setup()
-            self._fns[group] = fn
-        return fn
-
-    def process(self, element) -> Iterator:
-        group, item, nbytes = element
-        read: Counter = Counter()
-        if isinstance(item, FileSlice) and item.n > 1:
-            records = self._slice(self.inputs[group], self.roots[group], item)
-        else:
-            arg = _path_element(item.metadata.path) if isinstance(item, FileSlice) else item
-            records = self._fn(group).process(arg) or ()
-        n = 0
-        for rec in records:
-            read[_source_of(rec)] += 1
-            yield rec
-            n += 1
-            if n % PROGRESS_RECORDS == 0:
-                progress.report(self.progress, "read", docs=PROGRESS_RECORDS)
-        for source, k in sorted(read.items()):
-            yield TaggedOutput(READ, (source, k))
-        progress.report(self.progress, "read", docs=n % PROGRESS_RECORDS, bytes=nbytes)
-
-
-    @timed("read")
-    def _slice(self, spec: InputSpec, root: str, item: FileSlice) -> Iterator:
-        """``ReadFileFn.process`` for one slice: every record is parsed, only the slice's share
-        is routed (and counted); a failure mid-file is reported by the slice owning its position."""
-        path = item.metadata.path
-        source = spec.source or "pile_other"
-        problem = file_problem(path)  # before opening: a FIFO would block here forever
-        if problem is not None:
-            if item.k == 0:
-                yield _dead(source, f"{path}:0", problem)
-            return
-        name = id_path(path, root)
-        i = 0
-        try:
-            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                # the JSON Lines readers parse only this slice's records (None for the others)
-                for rec in _records(spec, f, path, name, lambda j: j % item.n == item.k):
-                    if rec is not None and i % item.n == item.k:
-                        yield from _route(rec, path, name)
-                    i += 1
-        except (Exception, RecursionError) as e:  # noqa: BLE001 - a file failing mid-way is a dead letter
-            if i % item.n == item.k:
-                yield _fail(spec.source or "pile_other", f"{path}:after_record_{i}", e)
-
-
-OUTPUT_TAGS = (REMOVED, DEAD_LETTER, READ)

@@ -1,45 +1,136 @@
-"""Reading raw inputs: match globs through Beam's FileSystems, spread the work, parse records.
+"""Reading the read stage's work items (``plan``): one item -> its records, where it landed.
 
-``ReadInputs(spec, input_root=...)`` is one input group of the config::
+``ReadWorkFn`` reads a ``FileSlice`` or a ``WarcRange`` with the reader of its input group
+(``curation.readers``: Pile, WARC, RealNews, CC-Stories; readers decompress by the file name
+themselves) and sends each record to its output: documents on the main output, read-stage
+removals (``Removal(stage="read")``, e.g. Pile subsets outside the blend) on ``removed``,
+unparseable records (or the rest of a file that failed mid-way) on ``dead_letter``, and
+``(source, records)`` per item on ``read``, the count the accounting checks the outcomes
+against.  The documents of an item are processed where they were read (the next steps are
+chained into the same DoFn: ``pipelines.filters.chain``).
 
-    Create(globs) -> match (+ what Beam's match skips: broken symlinks, names with a backslash)
-      -> Reshuffle (files spread over workers)
-      pile / realnews / cc_stories:  -> ReadFileFn
-      warc:  -> PlanWarcRangesFn (one cheap scan: N-entry ranges at record boundaries)
-             -> Reshuffle (ranges spread over workers) -> ReadWarcRangeFn (parse + extract)
-    -> Reshuffle (documents spread for the per-document stages)
-
-Matching goes through Beam's FileSystems, so ``gs://``, ``s3://``, ``hdfs://`` work.  WARC
-files are split because HTML extraction dominates the cost and one Common Crawl file holds
-~40k pages; a Pile ``.jsonl.zst`` is one zstd frame (not seekable without an index), so it is
-read by one worker and its records are spread afterwards.
-Outputs: documents, ``removed`` (``Removal(stage="read")``, e.g. Pile subsets outside the
-blend) and ``dead_letter`` (unparseable records, or the rest of a file that failed mid-way).
-
-Nothing a file holds can stop the job: a path that is not a regular file (FIFO, socket,
-device, directory, broken or looping symlink) is one dead letter and is never opened (a FIFO
-would block forever); a reader that raises, or a record that could not be encoded downstream
+Nothing a file holds can stop the job: a path that is not a regular file (FIFO, socket, device,
+directory, broken or looping symlink) is one dead letter and is never opened (a FIFO would block
+forever); a reader that raises, or a record that could not be encoded downstream
 (``curation.document.record_problem``: meta nested hundreds deep, lone surrogates), is a dead
-letter with its location.  Document ids use the path relative to ``input_root`` (contract 1).
-Duplicate files are refused earlier, when the config is loaded (``pipelines.config.inputs``).
+letter with its location.  Document ids use the path relative to the input root (contract 1).
 """
 from __future__ import annotations
 
+from collections import Counter
 from typing import Iterator
 
 import apache_beam as beam
 from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
+from apache_beam.pvalue import TaggedOutput
 
 from curation.document import DeadLetter, Document, Removal, record_problem
 from curation.readers.files import common_root, file_problem, id_path
+from pipelines.config.job import InputSpec
+from pipelines.plumbing import progress
 from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED, count
 from pipelines.plumbing.timing import timed
-from pipelines.config.job import InputSpec
+from pipelines.read.plan import FileSlice
 
-WARC_RECORDS_PER_RANGE = 200
-"""Records per WARC range (100 request/response pairs): small enough that a 1 GB Common Crawl
-file (~80k records) becomes ~400 work items, large enough that planning and seeking are noise."""
+READ = "read"
+"""Tag of ``(source, records)`` per work item."""
+OUTPUT_TAGS = (REMOVED, DEAD_LETTER, READ)
+PROGRESS_RECORDS = 64
+"""Records between two progress counts of a work item (its bytes count when it is finished)."""
+
+
+class ReadWorkFn(beam.DoFn):
+    """``(group, item, bytes)`` -> documents; ``removed`` and ``dead_letter`` records; and
+    ``read``: ``(source, records)`` for the item (every record the reader produced).
+    ``input_root``: the root document ids are relative to (the config's ``input_root``; without
+    one, each group's deepest common folder).  ``progress``: the stage folder its progress goes
+    to (``pipelines.plumbing.progress``)."""
+
+    def __init__(self, inputs: list[InputSpec], input_root: str | None = None,
+                 progress: str | None = None) -> None:
+        self.inputs, self.progress = list(inputs), progress
+        self.roots = [input_root if input_root is not None else common_root(spec.paths)
+                      for spec in self.inputs]
+
+    def process(self, element) -> Iterator:
+        group, item, nbytes = element
+        spec, root = self.inputs[group], self.roots[group]
+        if isinstance(item, FileSlice):
+            records = read_file(spec, root, item)
+        else:
+            records = read_warc_range(spec, root, item)
+        read: Counter = Counter()
+        n = 0
+        for rec in records:
+            read[_source_of(rec)] += 1
+            yield rec
+            n += 1
+            if n % PROGRESS_RECORDS == 0:
+                progress.report(self.progress, "read", docs=PROGRESS_RECORDS)
+        for source, k in sorted(read.items()):
+            yield TaggedOutput(READ, (source, k))
+        progress.report(self.progress, "read", docs=n % PROGRESS_RECORDS, bytes=nbytes)
+
+
+def _source_of(rec) -> str:
+    if isinstance(rec, TaggedOutput):
+        rec = rec.value
+    if isinstance(rec, Document):
+        return rec.source
+    if isinstance(rec, Removal):
+        return rec.doc.source
+    if isinstance(rec, DeadLetter):
+        return rec.source
+    raise TypeError(f"reader yielded {type(rec).__name__}")
+
+
+@timed("read")
+def read_file(spec: InputSpec, root: str, item: FileSlice) -> Iterator:
+    """One file, or slice ``k`` of ``n`` of it: every record is parsed, only the slice's share
+    is routed (and counted); a failure mid-file is reported by the slice owning its position."""
+    path = item.metadata.path
+    source = spec.source or "pile_other"
+    problem = file_problem(path)  # before opening: a FIFO would block here forever
+    if problem is not None:
+        if item.k == 0:
+            yield _dead(source, f"{path}:0", problem)
+        return
+    name = id_path(path, root)
+    i = 0
+    try:
+        with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            # the JSON Lines readers parse only this slice's records (None for the others)
+            owned = (lambda j: j % item.n == item.k) if item.n > 1 else None
+            for rec in _records(spec, f, path, name, owned):
+                if rec is not None and i % item.n == item.k:
+                    yield from _route(rec, path, name)
+                i += 1
+    except (Exception, RecursionError) as e:  # noqa: BLE001 - a file failing mid-way is a dead letter
+        if i % item.n == item.k:
+            yield _fail(source, f"{path}:after_record_{i}", e)
+
+
+@timed("read")
+def read_warc_range(spec: InputSpec, root: str, r) -> Iterator:
+    """One ``WarcRange`` -> its documents, read-stage removals and dead letters."""
+    from curation.readers import read_warc
+
+    problem = file_problem(r.path)
+    if problem is not None:
+        yield _dead(spec.source, f"{r.path}#0", problem)
+        return
+    name = id_path(r.path, root)
+    emitted = 0
+    try:
+        with FileSystems.open(r.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
+            f.seek(r.offset)
+            for rec in read_warc(f, r.path, spec.source, spec.extractor,
+                                 first_record=r.first_record, max_records=r.count, id_path=name):
+                emitted += 1
+                yield from _route(rec, r.path, name)
+    except (Exception, RecursionError) as e:  # noqa: BLE001
+        yield _fail(spec.source, f"{r.path}#{r.first_record}:after_record_{emitted}", e)
 
 
 def _records(spec: InputSpec, fileobj, file_name: str, name: str, owned=None) -> Iterator:
@@ -87,24 +178,6 @@ def _route(rec, path: str, name: str) -> Iterator:
         raise TypeError(f"reader yielded {type(rec).__name__}")
 
 
-def _matched_paths(pattern: str) -> list[bytes]:
-    """What ``pattern`` matches (``pipelines.config.inputs.match_files``: also what Beam's own
-    match skips, broken symlinks and names holding a backslash)."""
-    from pipelines.config.inputs import match_files
-
-    return [_path_element(m.path) for m in match_files(pattern)]
-
-
-def _path_element(path: str) -> bytes:
-    """Paths travel between steps as bytes: a local file name may hold bytes that are not
-    UTF-8 (Python keeps them as surrogate escapes), which Beam's str coder cannot encode."""
-    return path.encode("utf-8", "surrogateescape")
-
-
-def _element_path(element: bytes | str) -> str:
-    return element.decode("utf-8", "surrogateescape") if isinstance(element, bytes) else element
-
-
 def _printable(text: str) -> str:
     """``text`` encodable as UTF-8: undecodable file-name bytes (surrogate escapes) spelled out."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -119,111 +192,3 @@ def _dead(source: str, location: str, error: str):
 def _fail(source: str, location: str, e: BaseException):
     """A reader that raised (it should not): the rest of its input is one dead letter."""
     return _dead(source, location, f"reader_failed: {type(e).__name__}: {e}")
-
-
-class ReadFileFn(beam.DoFn):
-    """One input path -> its documents, read-stage removals and dead letters."""
-
-    def __init__(self, spec: InputSpec, input_root: str) -> None:
-        self.spec = spec
-        self.input_root = input_root
-
-    @timed("read")
-    def process(self, element: bytes) -> Iterator:
-        path = _element_path(element)
-        source = self.spec.source or "pile_other"
-        problem = file_problem(path)  # before opening: a FIFO would block here forever
-        if problem is not None:
-            yield _dead(source, f"{path}:0", problem)
-            return
-        name = id_path(path, self.input_root)
-        emitted = 0
-        try:
-            with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                for rec in _records(self.spec, f, path, name):
-                    emitted += 1
-                    yield from _route(rec, path, name)
-        except (Exception, RecursionError) as e:  # noqa: BLE001 - a file failing mid-way is a dead letter
-            yield _fail(source, f"{path}:after_record_{emitted}", e)
-
-
-class PlanWarcRangesFn(beam.DoFn):
-    """File path -> the file's ``WarcRange``s (see ``curation.readers.plan_warc_ranges``)."""
-
-    def __init__(self, records_per_range: int = WARC_RECORDS_PER_RANGE) -> None:
-        self.records_per_range = records_per_range
-
-    def process(self, element: bytes) -> Iterator:
-        from curation.readers import WarcRange, plan_warc_ranges
-
-        path = _element_path(element)
-        ranges = [WarcRange(path, 0, 0, None)]  # unopenable: one whole-file range reports it
-        if file_problem(path) is None:
-            try:
-                with FileSystems.open(path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                    ranges = plan_warc_ranges(f, path, self.records_per_range)
-            except Exception:  # noqa: BLE001
-                pass
-        count("read", "warc", "ranges", n=len(ranges))
-        yield from ranges
-
-
-class ReadWarcRangeFn(beam.DoFn):
-    """One ``WarcRange`` -> its documents, read-stage removals and dead letters."""
-
-    def __init__(self, spec: InputSpec, input_root: str) -> None:
-        self.spec = spec
-        self.input_root = input_root
-
-    @timed("read")
-    def process(self, r) -> Iterator:
-        from curation.readers import read_warc
-
-        problem = file_problem(r.path)
-        if problem is not None:
-            yield _dead(self.spec.source, f"{r.path}#0", problem)
-            return
-        name = id_path(r.path, self.input_root)
-        emitted = 0
-        try:
-            with FileSystems.open(r.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
-                f.seek(r.offset)
-                for rec in read_warc(f, r.path, self.spec.source, self.spec.extractor,
-                                     first_record=r.first_record, max_records=r.count, id_path=name):
-                    emitted += 1
-                    yield from _route(rec, r.path, name)
-        except (Exception, RecursionError) as e:  # noqa: BLE001
-            yield _fail(self.spec.source, f"{r.path}#{r.first_record}:after_record_{emitted}", e)
-
-
-class ReadInputs(beam.PTransform):
-    """One config input group -> ``{"docs", "removed", "dead_letter"}``.
-
-    ``input_root``: the root the document ids are relative to (the config's ``input_root``);
-    default: the deepest folder holding all of ``spec.paths``."""
-
-    def __init__(self, spec: InputSpec, label: str | None = None,
-                 warc_records_per_range: int = WARC_RECORDS_PER_RANGE,
-                 input_root: str | None = None) -> None:
-        super().__init__(label)
-        self.spec = spec
-        self.warc_records_per_range = warc_records_per_range
-        self.input_root = input_root if input_root is not None else common_root(spec.paths)
-
-    def expand(self, pbegin):
-        files = (pbegin
-                 | "Patterns" >> beam.Create(self.spec.paths, reshuffle=False)  # SpreadFiles spreads them
-                 | "Match" >> beam.FlatMap(_matched_paths)
-                 | "SpreadFiles" >> beam.Reshuffle())
-        if self.spec.reader == "warc":
-            parsed = (files
-                      | "PlanRanges" >> beam.ParDo(PlanWarcRangesFn(self.warc_records_per_range))
-                      | "SpreadRanges" >> beam.Reshuffle()
-                      | "ParseRanges" >> beam.ParDo(ReadWarcRangeFn(self.spec, self.input_root))
-                      .with_outputs(REMOVED, DEAD_LETTER, main="docs"))
-        else:
-            parsed = (files
-                      | "Parse" >> beam.ParDo(ReadFileFn(self.spec, self.input_root))
-                      .with_outputs(REMOVED, DEAD_LETTER, main="docs"))
-        docs = parsed.docs | "SpreadDocs" >> beam.Reshuffle()
-        return {"docs": docs, "removed": parsed[REMOVED], "dead_letter": parsed[DEAD_LETTER]}

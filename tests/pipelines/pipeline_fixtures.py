@@ -17,6 +17,26 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GPT2 = os.path.join(REPO, "data_manifests", "tokenizers", "gpt2")
 
 
+def read_inputs(p, specs, input_root: str | None = None) -> dict:
+    """The read stage's reading on its own: ``{"docs", "removed", "dead_letter", "read"}`` of
+    ``InputSpec`` s (``pipelines.read``: work items planned, then read where they land)."""
+    from pipelines.read.plan import PlanWork
+    from pipelines.read.readers import OUTPUT_TAGS, ReadWorkFn
+
+    out = (p | PlanWork(specs)
+           | beam.ParDo(ReadWorkFn(specs, input_root)).with_outputs(*OUTPUT_TAGS, main="docs"))
+    return {"docs": out.docs, **{tag: out[tag] for tag in OUTPUT_TAGS}}
+
+
+def filtered(docs, fn, label: str = "Filter") -> dict:
+    """``{"kept", "removed"}`` of one filter step (a ``FilterDoFn``, configured by its
+    constructor) applied to ``docs``."""
+    from pipelines.plumbing.outputs import REMOVED
+
+    out = docs | label >> beam.ParDo(fn).with_outputs(REMOVED, main="kept")
+    return {"kept": out.kept, "removed": out[REMOVED]}
+
+
 def local_pipeline(test: bool = True) -> beam.Pipeline:
     """A (Test)Pipeline on the local FnApiRunner, in process (never Prism: it downloads a
     binary), built and run as `mtnlg curate` runs its job

@@ -8,10 +8,9 @@ import pyarrow.parquet as pq
 
 from curation.document import DeadLetter
 from curation.heuristics import SCORE_COLUMNS, HeuristicsConfig, apply_heuristics, decide
-from pipelines.filters.base import ApplyFilter
-from pipelines.filters.language import HeuristicsFn
+from pipelines.filters.heuristics import HeuristicsFn
 from pipelines.plumbing.stats import ROW_SCHEMA, StageOutcomes
-from pipeline_fixtures import doc, english
+from pipeline_fixtures import doc, english, filtered
 
 TEXTS = {
     "clean": english(1),
@@ -33,8 +32,7 @@ OTHER_CONFIGS = [
 def test_stats_rows_carry_every_score_and_rethreshold_like_a_rerun(pipeline, tmp_path):
     run = str(tmp_path)
     with pipeline as p:
-        out = (p | beam.Create([doc(i, t) for i, t in TEXTS.items()])
-               | ApplyFilter(HeuristicsFn({})))
+        out = filtered(p | beam.Create([doc(i, t) for i, t in TEXTS.items()]), HeuristicsFn({}))
         dead = p | "Dead" >> beam.Create([DeadLetter("wikipedia", "f.jsonl:9", "JSONDecodeError: x")])
         _ = ({"kept": out["kept"] | beam.Map(lambda d: (d, None)), "removed": out["removed"],
               "dead_letter": dead} | StageOutcomes(run, "tokenize"))

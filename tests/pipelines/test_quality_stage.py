@@ -13,14 +13,13 @@ from apache_beam.testing.util import assert_that, equal_to
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "curation"))
-from pipeline_fixtures import doc, write_config, write_corpus  # noqa: E402
+from pipeline_fixtures import doc, filtered, write_config, write_corpus  # noqa: E402
 from quality_fixtures import BAD, GOOD, text, write_training_set  # noqa: E402
 
 from mtnlg.commands import quality as quality_cli
 from curation.quality import QualityConfig
 from infra.hashing import file_sha256
 from pipelines import curate
-from pipelines.filters.base import ApplyFilter
 from pipelines.filters.quality import QualityFn
 
 
@@ -39,7 +38,7 @@ def test_quality_fn_scores_marked_sources_and_explains_drops(pipeline, model):
     docs = [doc("cc_2020_50/a#1", text(GOOD, 1), "cc_2020_50"),
             doc("cc_2020_50/a#2", text(BAD, 2), "cc_2020_50"),
             doc("wikipedia/w:0", text(BAD, 3), "wikipedia")]  # not a quality source: unscored
-    out = pipeline | beam.Create(docs) | ApplyFilter(fn)
+    out = filtered(pipeline | beam.Create(docs), fn)
     kept = out["kept"] | "K" >> beam.Map(
         lambda d: (d.id, d.quality_score is None or d.quality_score > 0.5))
     removed = out["removed"] | "R" >> beam.Map(

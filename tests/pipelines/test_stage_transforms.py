@@ -103,23 +103,23 @@ def test_chain_runs_dofns_back_to_back_and_merges_their_tagged_outputs(pipeline)
 
 
 def test_large_files_are_read_as_slices_each_record_once(pipeline, tmp_path, monkeypatch):
-    from pipelines.read import plan as work
+    from pipelines.read import plan, readers
     from pipelines.config.job import InputSpec
     from pipeline_fixtures import write_corpus
 
     write_corpus(str(tmp_path))
-    monkeypatch.setattr(work, "SLICE_BYTES", 100)  # the tiny Pile file becomes several slices
+    monkeypatch.setattr(plan, "SLICE_BYTES", 100)  # the tiny Pile file becomes several slices
     spec = InputSpec(reader="pile", paths=[os.path.join(str(tmp_path), "pile", "*.jsonl.zst")])
     size = os.path.getsize(os.path.join(str(tmp_path), "pile", "00.jsonl.zst"))
     with pipeline as p:
-        items = p | work.PlanWork([spec])
-        out = items | beam.ParDo(work.ReadWorkFn([spec])).with_outputs(*work.OUTPUT_TAGS, main="docs")
+        items = p | plan.PlanWork([spec])
+        out = items | beam.ParDo(readers.ReadWorkFn([spec])).with_outputs(*readers.OUTPUT_TAGS, main="docs")
         assert_that(items | "Slices" >> beam.combiners.Count.Globally(),
-                    equal_to([work.slices_for(size)]), label="slices")
+                    equal_to([plan.slices_for(size)]), label="slices")
         assert_that(out.docs | beam.Map(lambda d: d.id.rsplit(":", 1)[1]),
                     equal_to(["0", "1", "2", "4", "6"]), label="docs")
         assert_that(out[REMOVED] | beam.Map(lambda r: r.reason), equal_to(["pile_subset_not_in_blend"]),
                     label="removed")
         assert_that(out["dead_letter"] | "Dead" >> beam.combiners.Count.Globally(), equal_to([1]), label="dead")
         # 7 records read, each by exactly one slice
-        assert_that(out[work.READ] | beam.Values() | beam.CombineGlobally(sum), equal_to([7]), label="read")
+        assert_that(out[readers.READ] | beam.Values() | beam.CombineGlobally(sum), equal_to([7]), label="read")

@@ -10,19 +10,19 @@ from curation.decontamination import DecontaminationConfig
 from curation.dedup_records import node_id
 from curation.document import Removal
 from curation.language import LanguageConfig
-from pipelines.filters.base import ApplyFilter
 from dedup_reference_components import ConnectedComponents
 from pipelines.dedup.groups import NotConvergedError
 from pipelines.config.job import FuzzyDedupConfig, InputSpec
 from curation.pieces import split_pieces
 from pipelines.decontaminate import Decontaminate
 from dedup_reference import ExactDedup
-from pipelines.filters.language import HeuristicsFn, LanguageFn, Normalize
+from pipelines.filters.heuristics import HeuristicsFn
+from pipelines.filters.language import LanguageFn
+from pipelines.filters.normalize import NormalizeFn
 from dedup_reference import FuzzyDedup
-from pipelines.read.readers import ReadInputs
 from pipelines.plumbing.stats import stats_row
 from pipelines.tokenize.tokens import Tokenize
-from pipeline_fixtures import GPT2, doc, english, local_pipeline, write_corpus
+from pipeline_fixtures import GPT2, doc, english, filtered, local_pipeline, read_inputs, write_corpus
 
 
 def ids(pcoll, label):
@@ -33,12 +33,12 @@ def removals(pcoll, label):
     return pcoll | label >> beam.Map(lambda r: (r.doc.id, r.stage, r.reason))
 
 
-def test_read_inputs_routes_documents_removals_and_dead_letters(pipeline, tmp_path):
+def test_reading_routes_documents_removals_and_dead_letters(pipeline, tmp_path):
     root = str(tmp_path)
     write_corpus(root)
     spec = InputSpec(reader="pile", paths=[os.path.join(root, "pile", "*.jsonl.zst")])
     with pipeline as p:
-        out = p | ReadInputs(spec)
+        out = read_inputs(p, [spec])
         assert_that(ids(out["docs"], "D"), equal_to([
             "wikipedia/00.jsonl.zst:0", "books3/00.jsonl.zst:1", "openwebtext2/00.jsonl.zst:2",
             "pile_cc/00.jsonl.zst:4", "wikipedia/00.jsonl.zst:6"]), label="docs")
@@ -53,9 +53,9 @@ def test_normalize_language_and_heuristics(pipeline):
     german = "Der Fluss fließt durch die kleine Stadt und die Menschen lesen Bücher. " * 10
     docs = [doc("a", "  " + good + "\u200b "), doc("b", german), doc("c", "too short to keep")]
     with pipeline as p:
-        normalized = p | beam.Create(docs) | Normalize()
-        lang = normalized | "Lang" >> ApplyFilter(LanguageFn(LanguageConfig()))
-        heur = lang["kept"] | "Heur" >> ApplyFilter(HeuristicsFn({}))
+        normalized = p | beam.Create(docs) | beam.ParDo(NormalizeFn())
+        lang = filtered(normalized, LanguageFn(LanguageConfig()), "Lang")
+        heur = filtered(lang["kept"], HeuristicsFn({}), "Heur")
         assert_that(removals(lang["removed"], "LR"), equal_to([("b", "language", "wrong_language")]),
                     label="lang")
         assert_that(removals(heur["removed"], "HR"), equal_to([("c", "heuristics", "too_few_words")]),
@@ -193,8 +193,7 @@ def test_filters_pass_skipped_sources_through_unchecked(pipeline):
     code = "def f(x):\n    return {k: v for k, v in x.items() if v}\n" * 20
     docs = [doc("g", code, source="github"), doc("w", code)]
     with pipeline as p:
-        out = (p | beam.Create(docs)
-               | "Heur" >> ApplyFilter(HeuristicsFn({}), skip_sources=["github"]))
+        out = filtered(p | beam.Create(docs), HeuristicsFn({}, skip_sources=["github"]))
         assert_that(out["kept"] | beam.Map(lambda d: d.id), equal_to(["g"]), label="kept")
         assert_that(out["removed"] | beam.Map(lambda r: (r.doc.id, r.stage)),
                     equal_to([("w", "heuristics")]), label="removed")
