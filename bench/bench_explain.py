@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_explain.py RUN [--per-fate 5] [--scan]
 
 Picks documents of every fate (kept, each removal stage, dead letters; ids chosen with pandas
-before timing) and times ``pipelines.runfolder.explain.explain`` on each, in process (CPU and
+before timing) and times ``mtnlg.commands.explain_story.explain`` on each, in process (CPU and
 wall), plus one full CLI call (`python -m mtnlg.cli explain`, interpreter start and imports
 included).  ``--scan`` also times the same documents with the index hidden (every stats file
 searched), alternating the two.  Prints per-fate medians, files read, and the index's size.
@@ -24,8 +24,8 @@ sys.path.insert(0, ROOT)
 def main() -> int:
     import pandas as pd
 
-    from pipelines.runfolder.explain import explain
-    from pipelines.runfolder import explain_lookup
+    from mtnlg.commands.explain_story import explain
+    from mtnlg.commands import explain_lookup
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run")

@@ -136,9 +136,9 @@ def build_dedup(p, env: StageEnv, urls):
 
 
 def build_decontaminate(p, env: StageEnv, urls):
-    from pipelines.decontaminate import Decontaminate, WriteCuts
+    from pipelines.decontaminate import Decontaminate, WriteContaminationStats, WriteCuts
     from pipelines.plumbing.parts import ReadParts, WriteParts, part_urls
-    from pipelines.plumbing.stats import StageOutcomes, WriteContaminationStats
+    from pipelines.plumbing.stats import StageOutcomes
 
     cfg = env.cfg
     docs = urls | "ReadParts" >> ReadParts("decontaminate", progress=env.out_dir)

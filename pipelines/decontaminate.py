@@ -34,16 +34,18 @@ import logging
 import time
 
 import apache_beam as beam
+import pyarrow as pa
 
 from curation.decontamination import DecontaminationConfig, TaskNgramIndex
 from curation.document import Document, Removal
 from curation.eval_tasks import task_source
 from curation.pieces import join_pieces
 from pipelines.plumbing.outputs import REMOVED, count, with_changes
+from pipelines.plumbing.sinks import Gather, WriteSmallTable
 from pipelines.plumbing.spill import Spilled
 from pipelines.plumbing.timing import timed
+from pipelines.storage.files import join
 from pipelines.storage.task_files import task_texts
-from pipelines.plumbing.sinks import Gather
 
 STAGE = "decontamination"
 MATCH_BATCH = 256
@@ -287,3 +289,29 @@ class WriteCuts(beam.PTransform):
         return (cuts
                 | "Rows" >> beam.Map(lambda r: (f"removed/{STAGE}/cuts/part", r))
                 | "Write" >> beam.ParDo(WriteRowsFn(self.run_dir, "jsonl")))
+
+
+CONTAMINATION_SCHEMA = pa.schema([
+    ("task", pa.string()), ("source", pa.string()), ("action", pa.string()), ("documents", pa.int64()),
+])
+CONTAMINATION_TASK_SCHEMA = pa.schema([("task", pa.string())] + [(c, pa.int64()) for c in (
+    "ngrams", "frequent_ngrams", "matches", "documents_split", "documents_removed", "pieces_dropped")])
+
+
+class WriteContaminationStats(beam.PTransform):
+    """``Decontaminate``'s stats -> ``stats/contamination.parquet`` (task, source, action,
+    documents; docs/stats-schema.md) and ``stats/contamination_tasks.parquet`` (one row per task:
+    n-grams indexed, frequent n-grams ignored, matches, documents split/removed, pieces dropped).
+    Both are small (one row per task and source)."""
+
+    def __init__(self, run_dir: str, label: str | None = None):
+        super().__init__(label)
+        self.run_dir = run_dir
+
+    def expand(self, outputs):
+        stats = join(self.run_dir, "stats")
+        _ = outputs["contamination"] | "PerTaskSource" >> WriteSmallTable(
+            join(stats, "contamination.parquet"), CONTAMINATION_SCHEMA)
+        _ = outputs["tasks"] | "PerTask" >> WriteSmallTable(
+            join(stats, "contamination_tasks.parquet"), CONTAMINATION_TASK_SCHEMA)
+        return outputs["tasks"].pipeline

@@ -1,4 +1,4 @@
-"""The command line of ``mtnlg explain`` (``pipelines.runfolder.explain``): arguments and the text report."""
+"""The command line of ``mtnlg explain`` (``mtnlg.commands.explain_story``): arguments and the text report."""
 from __future__ import annotations
 
 import argparse
@@ -6,12 +6,12 @@ import json
 import sys
 from typing import Any
 
-from pipelines.runfolder.explain import explain
-from pipelines.runfolder.explain_lookup import ExplainError
+from mtnlg.commands.explain_story import explain
+from mtnlg.commands.explain_lookup import ExplainError
 
 
 def _parser() -> argparse.ArgumentParser:
-    from pipelines.runfolder import explain as mod
+    from mtnlg.commands import explain_story as mod
 
     p = argparse.ArgumentParser(prog="mtnlg explain", description=mod.__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -22,8 +22,7 @@ from curation.document import DeadLetter, Removal
 from curation.heuristics import SCORE_COLUMNS, score_columns
 from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
-from pipelines.plumbing.sinks import (Gather, WriteDeadLetters, WriteRemoved, WriteRowsFn,
-    WriteSmallTable, flatten_small)
+from pipelines.plumbing.sinks import Gather, WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small
 from pipelines.storage.files import join, write_bytes
 from pipelines.plumbing.id_index import SpoolEntriesFn, WriteIdIndex
 
@@ -242,31 +241,4 @@ def read_grid(table: pa.Table):
     meta = table.schema.metadata or {}
     spec = GridSpec.from_json(json.loads(meta[GRID_SPEC_KEY])) if GRID_SPEC_KEY in meta else None
     return spec, table.to_pylist()
-
-
-CONTAMINATION_SCHEMA = pa.schema([
-    ("task", pa.string()), ("source", pa.string()), ("action", pa.string()), ("documents", pa.int64()),
-])
-CONTAMINATION_TASK_SCHEMA = pa.schema([("task", pa.string())] + [(c, pa.int64()) for c in (
-    "ngrams", "frequent_ngrams", "matches", "documents_split", "documents_removed", "pieces_dropped")])
-
-
-class WriteContaminationStats(beam.PTransform):
-    """``Decontaminate``'s stats -> ``stats/contamination.parquet`` (task, source, action,
-    documents; docs/stats-schema.md) and ``stats/contamination_tasks.parquet`` (one row per task:
-    n-grams indexed, frequent n-grams ignored, matches, documents split/removed, pieces dropped).
-    Both are small (one row per task and source)."""
-
-    def __init__(self, run_dir: str, label: str | None = None):
-        super().__init__(label)
-        self.run_dir = run_dir
-
-    def expand(self, outputs):
-        stats = join(self.run_dir, "stats")
-        _ = outputs["contamination"] | "PerTaskSource" >> WriteSmallTable(
-            join(stats, "contamination.parquet"), CONTAMINATION_SCHEMA)
-        _ = outputs["tasks"] | "PerTask" >> WriteSmallTable(
-            join(stats, "contamination_tasks.parquet"), CONTAMINATION_TASK_SCHEMA)
-        return outputs["tasks"].pipeline
-
 

@@ -16,7 +16,7 @@ import yaml
 
 from pipeline_fixtures import english, write_config, write_corpus
 from mtnlg.commands import explain as explain_cli
-from pipelines.runfolder.explain import explain
+from mtnlg.commands.explain_story import explain
 
 pytestmark = pytest.mark.slow
 FAST = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]

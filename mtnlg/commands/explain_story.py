@@ -13,7 +13,7 @@ of fuzzy links) or where it is: shard, sequence and token range, and with ``--ma
 blended samples (and training steps) that serve those tokens.  ``--json`` prints the same as
 one JSON object.  RUN may be a local folder or an ``s3://``/``gs://`` URL (Beam FileSystems
 options such as ``--s3_endpoint_url`` are accepted); only the files that hold the document are
-read (``pipelines.runfolder.explain_lookup``).  An unknown id or URL is one line on stderr and exit 2.
+read (``mtnlg.commands.explain_lookup``).  An unknown id or URL is one line on stderr and exit 2.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import json
 import time
 from typing import Any
 
-from pipelines.runfolder.explain_lookup import ExplainError, RunReader, sample_stream
+from mtnlg.commands.explain_lookup import ExplainError, RunReader, sample_stream
 
 MAX_CHAIN = 10
 
@@ -168,8 +168,9 @@ def _order_stages(stages: dict, row: dict) -> None:
     """Every stage in pipeline order with a verdict: passed before the one that removed the
     document, not reached after it."""
     from curation.document import STAGES
+    from pipelines.stages import STEPS
 
-    order = ["read", "pii"] + [s for s in STAGES if s != "read"]
+    order = [s for s in STEPS if s in STAGES or s == "pii"]  # the decision steps, and redaction
     at = order.index(row["stage"]) if row["outcome"] == "removed" and row["stage"] in order else len(order)
     for i, name in enumerate(order):
         s = stages.setdefault(name, {})
