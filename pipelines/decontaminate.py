@@ -223,7 +223,7 @@ class Decontaminate(beam.PTransform):
         self.separate_kept = separate_kept
         # spill_dir: the matched documents wait for the frequent n-grams (a side input from the
         # whole corpus) in files under <spill_dir>/_tmp/, not as elements in the local runner's
-        # driver (0.5 KB per document of the corpus at 1M documents).
+        # driver, which they grew with the corpus (bench/RESULTS.md, "Scale").
         self.spill_dir = spill_dir
 
     def expand(self, docs):

@@ -1,6 +1,6 @@
 """Applying the dedup decisions to the parts: the last step of the file-backed dedup.
 
-Each part (``dedup_partitioned``) reads its own decisions from the final decision files and
+Each part (``stage``) reads its own decisions from the final decision files and
 writes what survives, its removals and its dedup index part, column by column (no per-document
 objects but the removed ones); ``check_applied`` proves that every decision met its part.
 """
@@ -34,7 +34,7 @@ class ApplyPartFn(beam.DoFn):
     removed one (``removed``), this run's dedup index part (``index``: a writer descriptor),
     ``(("fuzzy", source), n)`` (``inputs``) and how many decisions it read (``applied``).  Its
     decisions are the records of its part in partition ``part key % P`` of the ``final`` spill
-    files (``dedup_decide.FollowStepFn``).  Fails if a decision meets no document of its part,
+    files (``decide.FollowStepFn``).  Fails if a decision meets no document of its part,
     and ``check_applied`` fails the job if a decision named a part that was never read: nothing
     may be lost silently."""
 

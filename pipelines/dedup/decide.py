@@ -38,7 +38,7 @@ from pipelines.plumbing.timing import timed
 
 DECIDED = "decided"
 """Tagged output of ``FollowStepFn``: how many final decisions it wrote (checked against the
-decisions the parts applied: ``dedup_partitioned``)."""
+decisions the parts applied: ``stage``)."""
 
 
 class LabelStepFn(beam.DoFn):

@@ -18,8 +18,9 @@ descriptors (O(parts + partitions) per step) and small partial counts go through
    (``keep_best`` per text hash) -> Buckets (``bucket_stars`` per band key, exact duplicates
    left out) -> Ship (payloads from the features files, by part) -> Verify (``verify_star`` per
    star) -> Components (large-star / small-star rounds) -> Labels -> Clusters (group rows, fuzzy
-   decisions) -> Follow (decisions naming final survivors).  Steps that decide groups write the group rows and their id-index
-   entries as files and pass on partial stats (``stats.group_outputs``).
+   decisions) -> Follow (decisions naming final survivors).  Steps that decide groups write the
+   group rows and their id-index entries as files and pass on partial stats
+   (``stats.group_outputs``).
 3. ``ApplyPartFn`` (per part, ``apply``): the part's own final decisions -> the part's rows
    minus the removed ones, written column by column, ``Removal`` s, this run's dedup index part
    (the features of the exact survivors + the decision), fuzzy inputs; every decision is
@@ -109,7 +110,7 @@ class OlderFeaturesFn(beam.DoFn):
     """An older run's index part ``(URL, sha256)`` (checked) -> its entry files; the part is
     its own features file.  Older documents enter exact dedup by hash and fuzzy dedup with
     their band keys; they are never removed.  Where the older run removed a document, its link
-    to that run's survivor goes to the descriptor's ``links`` spill (``survivors``)."""
+    to that run's survivor goes to the descriptor's ``links`` spill (``decide.FollowStepFn``)."""
 
     def __init__(self, out_dir: str, exact: bool, fuzzy: bool) -> None:
         self.out_dir, self.exact, self.fuzzy = out_dir, exact, fuzzy
@@ -139,7 +140,7 @@ class PartitionedDedup(beam.PTransform):
     """Part URLs -> ``{"parts": this stage's part descriptors, "removed": Removals, "index":
     index part descriptors, "group_files": group file descriptors, "index_spools": their
     id-index spools, "partials": partial dedup stats, "inputs", "buckets", "rounds"}`` (the
-    last five for ``dedup_stats.WriteDedupStats``; module docstring).
+    last five for ``stats.WriteDedupStats``; module docstring).
 
     ``older``: ``(URL, sha256)`` of every older run's index part (``--dedup-against``);
     ``older_documents``: their rows, to size the partitions; ``id_index``: also write the group

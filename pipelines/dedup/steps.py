@@ -38,7 +38,7 @@ def node_partition(node: tuple, partitions: int) -> int:
 
 
 def key_partition(key: tuple, partitions: int) -> int:
-    """The partition of a survivor link's key ``(older, id, source)`` (``survivors.named_key``)."""
+    """The partition of a survivor link's key ``(older, id, source)`` (``groups.named_key``)."""
     older, doc_id, source = key
     return hash_partition(f"{int(bool(older))}\0{doc_id}\0{source}", partitions)
 
@@ -50,7 +50,7 @@ def decision_partition(record: tuple, partitions: int) -> int:
 
 class ExactStepFn(beam.DoFn):
     """Partition ``p`` of the exact entries -> ``{"p", "decisions", "removed"}`` spills, and the
-    group rows' outputs (``dedup_stats.group_outputs``)."""
+    group rows' outputs (``stats.group_outputs``)."""
 
     def __init__(self, out_dir: str, id_index: bool) -> None:
         self.out_dir, self.id_index = out_dir, id_index
@@ -134,8 +134,7 @@ class BandStepFn(beam.DoFn):
 
 class ShipStepFn(beam.DoFn):
     """The parts with ``part key % P == p``: each candidate's payload, read once per document
-    from its features file, sent once to each distinct centre (``ShipFromPartFn`` did this per
-    part from a GroupByKey)."""
+    from its features file, sent once to each distinct centre."""
 
     def __init__(self, out_dir: str, verify: str) -> None:
         self.out_dir, self.column = out_dir, "shingles" if verify == "exact" else "signature"

@@ -190,8 +190,7 @@ def digest_u64(column: pa.ChunkedArray) -> np.ndarray:
 def runs_nodes(table: pa.Table, runs: list[np.ndarray], key: str | None) -> list[tuple]:
     """``(key value of its first row, [nodes])`` of each run of rows of an entry table, from ONE
     ``take``: a take per run costs a pass over every chunk of the table (Arrow concatenates a
-    chunked column to take from it: 13 ms per run on a partition read from 500 entry files),
-    which made the partition steps quadratic in the parts."""
+    chunked column to take from it), which made the partition steps quadratic in the parts."""
     if not runs:
         return []
     names = [name for name, _ in NODE_FIELDS] + ([key] if key else [])

@@ -3,8 +3,8 @@
 ``docs | SiteBoilerplate(cfg, out_dir)`` -> ``{"kept": docs, "removed": Removal}``, in the read
 stage between language id and the heuristic filters.  A shuffle through files
 (``pipelines.plumbing.spill``, as the dedup stage's), so that no document and no line record
-waits in the local runner's driver (its three Beam shuffles grew the driver by ~8 KB per
-document):
+waits in the local runner's driver (three Beam shuffles grew it with the corpus: bench/RESULTS.md,
+"Scale: the site-boilerplate stage over spill files"):
 
 1. ``Spill``: every document with a host goes, with its host and line hashes, to the spill
    partition of its host (``partitions``), and ``(host, content_key, line hashes)`` to a second, smaller

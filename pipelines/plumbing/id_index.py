@@ -21,8 +21,8 @@ small run has one file per stage and producer and a large one spreads the sort o
 ``lookup`` returns every entry of a key, from every stage.
 
 The entries never travel as Beam elements (on the local runner every element between two steps
-passes through the driver and stays there until its consumer runs: ~200 bytes per entry, and
-the bucket's writer held them all as Python objects, ~1.5 KB each): each writer collects the
+passes through the driver and stays there until its consumer runs, and the bucket's writer held
+them all as Python objects: bench/RESULTS.md, "Explain and the id index"): each writer collects the
 entries of the file it writes (``id_index_spool.EntrySpool``) and, when it closes the file,
 writes them sorted by hash to ``<out>/_tmp/id_index/<token>.arrow`` (deleted at commit); only
 that file's descriptor goes on.  ``WriteIdIndex`` then writes bucket ``b`` on one worker from

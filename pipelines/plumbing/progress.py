@@ -3,7 +3,7 @@
 Beam's metrics reach the driver only when a bundle ends on the local FnApiRunner (one bundle per
 worker per stage) and only when the job ends on Beam's portable job service, so a stage reports
 its own progress: each worker process keeps counts per stage and, at most every
-``report_seconds`` (and when a bundle ends), overwrites one small JSON file
+``LOCAL_SECONDS`` or ``REMOTE_SECONDS`` (and when a bundle ends), overwrites one small JSON file
 ``<stage folder>/_progress/<stage>/<process token>.json`` through FileSystems (a local folder or
 an object store: wherever the stage writes its parts).  ``pipelines.runfolder.progress`` on the
 driver sums those files into documents done, documents per second and an ETA.  The folder lies

@@ -5,7 +5,7 @@ input, a Flatten) waits in the driver process until its consumer runs, so any re
 (or per duplicate) sent through Beam grows the driver with the corpus.  The file-backed dedup
 (``pipelines.dedup.stage``) therefore runs as steps over ``P`` partitions: the
 task for partition ``p`` of a step reads partition ``p`` of every spill file of the steps it
-depends on, groups in memory (one partition: bounded by ``dedup_tables.DOCS_PER_PARTITION``), and
+depends on, groups in memory (one partition: bounded by ``pipelines.dedup.tables.DOCS_PER_PARTITION``), and
 writes ONE spill file split into the ``P`` partitions of the next step's key.  Only the files'
 descriptors (O(P) per step) travel through Beam, as side inputs; that also orders the steps.  This
 is a shuffle through files, as Spark or a shuffle service would do it, and works wherever Beam's

@@ -1,5 +1,5 @@
-"""The file-backed survivor joins (``dedup_decide.FollowStepFn``) give what ``final_decisions``
-gives (test_dedup_provenance's case: exact -> fuzzy -> older run, decisions without a link
+"""The file-backed survivor joins (``pipelines.dedup.decide.FollowStepFn``) give what the
+reference's ``final_decisions`` gives (test_dedup_provenance's case: exact -> fuzzy -> older run, decisions without a link
 unchanged), and every decision comes out in the partition of the part holding its document."""
 from __future__ import annotations
 
