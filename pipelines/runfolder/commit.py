@@ -18,6 +18,8 @@ Inside a stage's staging folder:
                             those listed in ``_manifest/`` (the descriptors of bundles that
                             succeeded) are committed, so a retried bundle leaves no duplicate rows
   _tmp/                     stage-internal temporaries (e.g. token runs), deleted at commit
+  _progress/                the workers' live progress counts (``pipelines.plumbing.progress``),
+                            deleted at commit
   beam-temp-*               Beam writers' own temporaries, deleted at commit
   anything else             files of Beam writers given this folder as their RUN (dedup groups,
                             contamination cuts, ...), committed under the same relative path
@@ -33,6 +35,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from pipelines.plumbing.progress import PROGRESS_DIR
 from pipelines.stages import STAGES
 from pipelines.storage.files import (delete_tree, join, list_files, read_bytes, rename_all,
     write_bytes)
@@ -203,7 +206,7 @@ class RunDir:
         for f in list_files(attempt.staging):
             rel = _rel(f, attempt.staging)
             top = rel.split("/", 1)[0]
-            if top in (TMP_DIR, MANIFEST_DIR) or any(p.startswith("beam-temp-") for p in rel.split("/")):
+            if top in (TMP_DIR, MANIFEST_DIR, PROGRESS_DIR) or any(p.startswith("beam-temp-") for p in rel.split("/")):
                 continue
             if top == WRITER_DIR and rel not in listed:
                 continue  # an orphan of a failed bundle attempt

@@ -61,6 +61,7 @@ def test_accounting_identity_holds(run_dir):
     rows = pd.read_parquet(os.path.join(run_dir, "stats", "documents"))
     assert counts.documents.sum() == len(rows) == info["totals"]["read"]
     assert rows.id.is_unique
+    assert not os.path.exists(os.path.join(run_dir, "_progress"))  # the workers' counts: not a result
 
 
 def test_run_json_reports_worker_time_per_stage(run_dir):
