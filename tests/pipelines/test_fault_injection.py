@@ -2,8 +2,8 @@
 
 ``fault_corpus.write_fault_corpus`` plants every kind of hostile input we know in the four raw
 formats (see its docstring) and says, per kind, the one outcome it must end in.  The real curate
-job runs ONCE over all of it, in a subprocess with a hard time bound (``BOUND_S``: no kind may
-hang it; the run takes well under a minute here), and the tests check:
+job runs ONCE over all of it, in a subprocess stopped if it ever hangs (``HANG_S``), and the
+tests check:
 
 - every kind ends where it must: kept (by id), removed with its reason, or dead-lettered with
   its error at its input location; inputs with no document leave no trace;
@@ -20,7 +20,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections import Counter
 
 import pandas as pd
@@ -32,9 +31,11 @@ from pipelines import curate
 
 pytestmark = pytest.mark.slow
 
-BOUND_S = 300
-"""Hard limit for the whole fault-corpus run (about 45 s on a 2-core CI machine): every kind is
-read in time linear in its (decompressed) size, and nothing may block."""
+HANG_S = 1200
+"""A run still going after this long is one that blocked (every kind is read in time linear in
+its decompressed size, and nothing may block): it is stopped and the test fails, instead of
+the suite waiting forever.  Far above what the run takes on a slow or loaded machine: no
+speed is asserted."""
 
 
 def _config(tmp, root: str, inputs=None) -> str:
@@ -48,12 +49,11 @@ def fault_run(tmp_path_factory):
     root = str(tmp / "raw")
     kinds = write_fault_corpus(root)
     out = str(tmp / "run")
-    t0 = time.monotonic()
     proc = subprocess.run([sys.executable, "-m", "pipelines.curate", "--config", _config(tmp, root),
                            "--output", out, "--runner=FnApiRunner"],
-                          cwd=REPO, capture_output=True, text=True, timeout=BOUND_S)
+                          cwd=REPO, capture_output=True, text=True, timeout=HANG_S)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    return {"run": out, "root": root, "kinds": kinds, "tmp": tmp, "seconds": time.monotonic() - t0}
+    return {"run": out, "root": root, "kinds": kinds, "tmp": tmp}
 
 
 def _dead_letters(run_dir: str) -> dict[str, str]:
@@ -112,15 +112,18 @@ def test_run_json_records_the_input_root_of_the_ids(fault_run):
     assert rows.id.is_unique
 
 
-def test_duplicate_input_files_are_refused_before_any_work(fault_run, capsys):
+def test_duplicate_input_files_are_refused_before_any_work(fault_run, capsys, monkeypatch):
+    import apache_beam as beam
+
     tmp, root = fault_run["tmp"], fault_run["root"]
     inputs = FAULT_INPUTS + [{"reader": "pile", "paths": ["pile/mixed.jsonl.zst"]}]
     out = tmp / "dup-run"
-    t0 = time.monotonic()
+    built = []  # no Beam job may even be built
+    monkeypatch.setattr(beam, "Pipeline", lambda *args, **kwargs: built.append(args))
     assert curate.run(["--config", _config(tmp, root, inputs), "--output", str(out)]) == 2
     err = capsys.readouterr().err
     assert f"inputs[{len(FAULT_INPUTS)}].paths[0]" in err and "already matched by inputs[0].paths[0]" in err
-    assert not out.exists() and time.monotonic() - t0 < BOUND_S
+    assert not out.exists() and built == []
 
 
 def test_takedown_finds_documents_by_their_escaped_ids(fault_run, tmp_path):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import shutil
@@ -127,13 +128,37 @@ def test_every_stage_shows_even_one_that_ran_between_two_polls(tmp_path):
     assert log.getvalue().splitlines() == ["read: 11 documents", "dedup: 2 of 9 documents"]
 
 
-class _Slow(beam.DoFn):
+class _Shown(io.StringIO):
+    """The driver's output; ``shown`` is set once a line of the read stage is on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.shown = threading.Event()
+
+    def write(self, text: str) -> int:
+        n = super().write(text)
+        if "read: " in self.getvalue():
+            self.shown.set()
+        return n
+
+
+_TEST: dict = {}  # the test's output and element count, found by the DoFn (a pickled copy) by name
+
+
+class _Paused(beam.DoFn):
+    """Counts each element; at the ``PAUSE``-th it writes its counts out and waits until the
+    driver's line has shown them (the job is still running: the rest wait behind it)."""
+
+    PAUSE = 50
+
     def __init__(self, folder: str) -> None:
         self.folder = folder
 
     def process(self, x):
-        time.sleep(0.02)
         progress.report(self.folder, "read", docs=1)
+        if next(_TEST["seen"]) == self.PAUSE:
+            progress.flush()
+            assert _TEST["out"].shown.wait(600), "no progress line while the stage ran"
         yield x
 
     def finish_bundle(self):
@@ -141,18 +166,12 @@ class _Slow(beam.DoFn):
 
 
 def test_progress_lines_appear_while_the_stage_runs(tmp_path):
-    folder, out = str(tmp_path), io.StringIO()
+    folder, out = str(tmp_path), _Shown()
+    _TEST.update(out=out, seen=itertools.count(1))
     line = ProgressLine([("read", folder)], out, tty=False, every=0.1).start()
-    seen: list[tuple[float, str]] = []
-    watcher = threading.Thread(target=lambda: [seen.append((time.monotonic(), out.getvalue()))
-                                               or time.sleep(0.05) for _ in range(400)], daemon=True)
-    watcher.start()
-    with local_pipeline(test=False) as p:
-        _ = p | beam.Create(range(150)) | beam.ParDo(_Slow(folder))
-    ended = time.monotonic()
+    with local_pipeline(test=False) as p:  # in this process: the DoFn sees _TEST
+        _ = p | beam.Create(range(150)) | beam.ParDo(_Paused(folder))
     line.stop()
-    during = [text for t, text in seen if t < ended and text]
-    assert during, "no progress line while the stage ran"
-    first = during[0].splitlines()[0]
+    first = out.getvalue().splitlines()[0]
     assert first.startswith("read: ") and int(first.split()[1].replace(",", "")) < 150
     assert stage_counts(folder, "read") == {"docs": 150}

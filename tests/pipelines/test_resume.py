@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pandas as pd
 import pytest
@@ -34,20 +33,33 @@ def uninterrupted(corpus):
     return out
 
 
-def _start(args) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pipelines.curate"] + args + FAST, cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+# `mtnlg curate` in a process that SIGKILLs its own process group when the commit of a stage
+# (argv[1]) begins: every output of that stage is staged, none renamed yet.  The kill lands at
+# that point whatever the machine's speed (a watcher polling the files for it could come late).
+KILLED_AT_COMMIT = """
+import os, signal, sys
+from pipelines import curate
+from pipelines.runfolder.commit import RunDir
+
+stage, commit = sys.argv[1], RunDir.commit
+
+def dying_commit(self, attempts, fp, info=None):
+    attempts = list(attempts)
+    if stage in [a.stage for a in attempts]:
+        os.killpg(0, signal.SIGKILL)
+    return commit(self, attempts, fp, info)
+
+RunDir.commit = dying_commit
+sys.exit(curate.run(sys.argv[2:]))
+"""
 
 
-def _kill_when(proc: subprocess.Popen, ready, timeout: float = 600) -> None:
-    """SIGKILL the run's whole process group as soon as ``ready()`` holds."""
-    deadline = time.time() + timeout
-    while not ready():
-        assert proc.poll() is None, "the run ended before the point it was to be killed at"
-        assert time.time() < deadline, "timed out waiting for the kill point"
-        time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=60)
+def _killed_at_commit(stage: str, args) -> None:
+    """Run curate with ``args`` until the commit of ``stage`` begins, and SIGKILL it there."""
+    proc = subprocess.run([sys.executable, "-c", KILLED_AT_COMMIT, stage] + args + FAST, cwd=REPO,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]  # killed there, not ended
 
 
 def _final_files(run):
@@ -74,11 +86,12 @@ def _result(run):
 
 
 def test_sigkill_half_way_leaves_no_final_named_files(corpus, tmp_path):
+    """Killed when every stage has written all it writes and the commit is about to begin."""
     _, cfg = corpus
     run = str(tmp_path / "run")
-    proc = _start(["--config", cfg, "--output", run])
+    _killed_at_commit("read", ["--config", cfg, "--output", run])
     staging = os.path.join(run, "_curate", "staging")
-    _kill_when(proc, lambda: _final_files(run) or any(fs for _, _, fs in os.walk(staging)))
+    assert any(fs for _, _, fs in os.walk(staging))  # the stages' outputs, staged
     assert _final_files(run) == []
     assert not os.path.exists(os.path.join(run, "run.json"))
 
@@ -101,13 +114,13 @@ def test_a_stage_rerun_alone_gives_the_same_output(corpus, uninterrupted, tmp_pa
 
 
 def test_run_killed_after_dedup_resumes_to_the_uninterrupted_result(corpus, uninterrupted, tmp_path):
-    """SIGKILL while the decontaminate stage runs (read and dedup committed): its staged files are
-    not a result; --resume keeps read and dedup, runs the rest again, and gives the same run."""
+    """SIGKILL once the decontaminate stage has staged its outputs, before its commit (read and
+    dedup committed): its staged files are not a result; --resume keeps read and dedup, runs the
+    rest again, and gives the same run."""
     _, cfg = corpus
     run = str(tmp_path / "run")
-    proc = _start(["--config", cfg, "--output", run, "--staged"])
+    _killed_at_commit("decontaminate", ["--config", cfg, "--output", run, "--staged"])
     staged = os.path.join(run, "_curate", "staging")
-    _kill_when(proc, lambda: any(fs for d, _, fs in os.walk(staged) if "decontaminate-" in d))
     dedup = json.load(open(os.path.join(run, "_curate", "dedup.done.json")))
     assert not os.path.exists(os.path.join(run, "_curate", "decontaminate.done.json"))
     killed = {d.split("decontaminate-")[1].split(os.sep)[0] for d, _, fs in os.walk(staged)

@@ -11,9 +11,11 @@ def main() -> None:
     what, rank = sys.argv[1], int(os.environ["RANK"])
     if what == "raise" and rank == 1:
         raise RuntimeError("rank 1 fails on purpose")
-    if what == "hang":  # after saying where it is
-        with open(os.path.join(os.environ["PIDS"], f"rank{rank}"), "w") as f:
+    if what == "hang":  # after saying where it is (the file appears whole: written, then renamed)
+        path = os.path.join(os.environ["PIDS"], f"rank{rank}")
+        with open(path + ".tmp", "w") as f:
             f.write(str(os.getpid()))
+        os.rename(path + ".tmp", path)
         time.sleep(600)
     if what == "env":
         print(f"rank {rank} of {os.environ['WORLD_SIZE']} MARK={os.environ.get('MARK')}")

@@ -210,10 +210,12 @@ RANK_SERVER_GROUP = "rank_server"
 
 
 def run(nproc: int, worker, *args: str, timeout: float = 300, cwd: str = ROOT,
-        env: dict[str, str] | None = None) -> tuple[int, str]:
+        env: dict[str, str] | None = None, ready=None) -> tuple[int, str]:
     """Run ``nproc`` ranks of ``worker`` (a file with ``main()``) forked by this process's rank
     server; returns (exit status, the job's stdout and stderr). A job still running after
-    ``timeout`` seconds is killed (status -9)."""
+    ``timeout`` seconds is killed (status -9): seconds counted from its start, or with ``ready``
+    (a check that holds once the job reached a point, e.g. its ranks are up) from the moment
+    ``ready()`` first holds, however long the machine took to get there."""
     global _server
     if _server is None or _server.proc.poll() is not None:
         _server = _Server()
@@ -228,7 +230,15 @@ def run(nproc: int, worker, *args: str, timeout: float = 300, cwd: str = ROOT,
         if started is None:
             raise RuntimeError("spawn: the rank server started no job in 120 s")
         pid = started["pid"]
-        done = _server.reply(timeout)
+        done, waited = None, 0.0
+        while ready is not None and done is None and not ready():
+            done = _server.reply(timeout=0.05)  # the job may end before it is ready
+            waited += 0.05
+            if waited > 600:  # only a job that hangs before it is ready gets here
+                os.killpg(pid, signal.SIGKILL)
+                raise RuntimeError("spawn: the job was never ready")
+        if done is None:
+            done = _server.reply(timeout)
         if done is None:
             os.killpg(pid, signal.SIGKILL)
             done = _server.reply(timeout=60)

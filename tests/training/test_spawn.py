@@ -34,12 +34,15 @@ def test_a_rank_that_raises_fails_the_job_with_its_traceback():
 
 
 def test_a_job_past_its_timeout_is_killed_with_its_ranks(tmp_path):
-    rc, log = spawn.run(2, WORKER, "hang", timeout=3, env={"PIDS": str(tmp_path)})
+    # the timeout counts from the moment both ranks are up (however long the fork took)
+    up = lambda: len(list(tmp_path.glob("rank?"))) == 2  # noqa: E731
+    rc, log = spawn.run(2, WORKER, "hang", timeout=1, env={"PIDS": str(tmp_path)}, ready=up)
     assert rc == -9
-    pids = [int(p.read_text()) for p in sorted(tmp_path.glob("rank*"))]
+    pids = [int(p.read_text()) for p in sorted(tmp_path.glob("rank?"))]
     assert len(pids) == 2, log
-    # gone (their parent, the job leader, was killed with them: init reaps them, within moments)
-    deadline = time.time() + 10
+    # gone (their parent, the job leader, was killed with them: init reaps them; the deadline
+    # only stops a test whose ranks survived from waiting forever)
+    deadline = time.time() + 120
     while time.time() < deadline and any(Path(f"/proc/{pid}").exists() for pid in pids):
         time.sleep(0.1)
     assert not [pid for pid in pids if Path(f"/proc/{pid}").exists()]
