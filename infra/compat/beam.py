@@ -4,7 +4,7 @@ Beam's FnApiRunner (the local runner: ``--runner`` unset, ``FnApiRunner`` or ``D
 loses or garbles elements between the runner and its workers under load; docs/runners.md
 ("Beam's local runner loses data") describes the race with a minimal reproduction. The fix has
 two halves, each in its own function so each can be tested alone
-(tests/pipelines/test_local_runner_loss.py):
+(tests/pipelines/driver/test_local_runner_loss.py):
 
 1. ``disable_timed_flush``: the runner's data streams flush only from the thread that writes
    them, at element boundaries, never from a timer (``worker_handlers.DATA_BUFFER_TIME_LIMIT_MS

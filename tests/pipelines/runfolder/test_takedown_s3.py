@@ -12,7 +12,7 @@ import pytest
 
 from pipeline_fixtures import write_config, write_corpus
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cluster"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "cluster"))
 from cluster_tools import moto_s3  # noqa: E402  (the cluster tests' S3 server)
 
 boto3 = pytest.importorskip("boto3")

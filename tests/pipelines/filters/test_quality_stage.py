@@ -11,8 +11,7 @@ import apache_beam as beam
 import pytest
 from apache_beam.testing.util import assert_that, equal_to
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(__file__)), "curation"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "curation"))  # quality_fixtures
 from pipeline_fixtures import doc, filtered, write_config, write_corpus  # noqa: E402
 from quality_fixtures import BAD, GOOD, text, write_training_set  # noqa: E402
 

@@ -17,7 +17,7 @@ from pipelines.decontaminate import Decontaminate, MatchFn, TaskIndex
 from pipeline_fixtures import english, local_pipeline
 from task_bucket import TaskBucket
 
-SAMPLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "data_manifests", "eval_tasks", "sample")
+SAMPLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data_manifests", "eval_tasks", "sample")
 
 
 def _rows(name):

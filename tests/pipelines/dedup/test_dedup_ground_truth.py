@@ -19,7 +19,7 @@ import yaml
 from curation.sources import DEFAULT_SOURCE_PRIORITY, SOURCE_BY_SLUG
 from pipelines import curate
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "data_manifests" / "sources" / "demo.yaml"
 
 
@@ -105,7 +105,7 @@ def test_every_removal_names_a_document_of_the_corpus(dedup_run):
     step on the way to it (``via``: the exact survivor was itself removed as a near duplicate)."""
     _, _, rows, removed, kept_ids = dedup_run
     kept_of = {(r["kind"], r["id"]): r["kept_id"] for r in rows}
-    assert removed  # (the sample plants no chain: tests/pipelines/test_dedup_provenance.py does)
+    assert removed  # (the sample plants no chain: tests/pipelines/dedup/test_dedup_provenance.py does)
     for doc_id, stage, detail in removed:
         assert detail["kept"] in kept_ids, (doc_id, detail)
         first = detail["via"][0]["id"] if detail.get("via") else detail["kept"]

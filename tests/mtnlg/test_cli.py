@@ -49,7 +49,7 @@ def test_python_m_curate_prints_no_import_noise():
     # `python -m pipelines.curate` (docs/runners.md) imported Beam before setting up its terminal:
     # Beam's import-time warning ("apitools not found") then installed logging's default handler
     # on the root logger, and every later log line of the job came out twice.
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, "-m", "pipelines.curate", "--help"], cwd=root,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -62,7 +62,7 @@ def test_python_m_curate_prints_no_import_noise():
 def test_train_help_and_usage_errors_do_not_import_torch():
     # `mtnlg train --help` imported torch and its checkpoint module (5.6 s on the 2-core VM)
     # before argparse printed anything; the command's parser needs neither.
-    root = pathlib.Path(__file__).resolve().parents[1]
+    root = pathlib.Path(__file__).resolve().parents[2]
     code = ("import sys, training.launch as launch\n"
             "for argv in (['--help'], ['--bogus']):\n"
             "    try:\n        launch.main(argv)\n    except SystemExit:\n        pass\n"
