@@ -14,7 +14,7 @@ from curation.decontamination import DecontaminationConfig
 from curation.document import Document
 from curation.pieces import piece_documents, split_pieces
 from pipelines.decontaminate import Decontaminate, MatchFn, TaskIndex
-from pipeline_fixtures import english, local_pipeline
+from pipeline_fixtures import doc, english, local_pipeline
 from task_bucket import TaskBucket
 
 SAMPLE_TASKS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "data_manifests", "eval_tasks", "sample")
@@ -158,3 +158,19 @@ def test_index_built_once_per_worker_from_task_urls(tmp_path):
     assert TaskBucket.opened == ["taskbucket://tasks/squad_v2.jsonl"]
     # what ships with the stage is the task list and the rule, not the index
     assert len(pickler.dumps(MatchFn(TaskIndex(tasks, DecontaminationConfig())))) < 4000
+
+
+def test_decontaminate_splits_out_task_ngrams(pipeline, tmp_path):
+    task = ("the quick brown fox jumps over the lazy dog near the riverbank while the farmer "
+            "watches the sunset quietly")
+    (tmp_path / "lambada.jsonl").write_text('{"text": "%s"}\n' % task)
+    text = english(6, 300)
+    contaminated = text[:1000] + " " + task + " " + text[1000:]
+    docs = [doc("clean", english(7)), doc("dirty", contaminated), doc("all", task)]
+    rule = DecontaminationConfig()
+    with pipeline as p:
+        out = p | beam.Create(docs) | Decontaminate([str(tmp_path / "*.jsonl")], rule)
+        assert_that(out["kept"] | beam.Map(lambda d: (d.id, len(split_pieces(d)), task in d.text)),
+                    equal_to([("clean", 1, False), ("dirty", 2, False)]), label="kept")
+        assert_that(out["removed"] | "R" >> beam.Map(lambda r: (r.doc.id, r.stage, r.reason)),
+                    equal_to([("all", "decontamination", "contaminated")]), label="removed")

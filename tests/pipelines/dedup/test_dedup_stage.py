@@ -12,6 +12,7 @@ import random
 
 import apache_beam as beam
 import pyarrow.parquet as pq
+import pandas as pd
 import pytest
 
 from curation.dedup_records import dedup_records, index_row, record_from_row
@@ -27,7 +28,7 @@ from pipelines.dedup.stage import PartitionedDedup
 from pipelines.dedup.tables import part_key
 from dedup_reference import BUCKETS, FuzzyDedup
 from pipelines.plumbing.parts import WriteParts, read_part
-from pipeline_fixtures import english, local_pipeline
+from pipeline_fixtures import doc, english, local_pipeline
 
 FUZZY = FuzzyDedupConfig(num_perm=64, bands=16, rows=4, threshold=0.7, max_rounds=6, max_bucket=3,
                          bucket_shards=4)
@@ -174,3 +175,38 @@ def test_a_decision_for_an_unknown_document_fails(tmp_path):
     assert check_applied([("decided", 3), ("applied", 2), ("applied", 1)]) == 3
     with pytest.raises(RuntimeError, match="1 dedup decision.*never read"):
         check_applied([("decided", 3), ("applied", 2)])
+
+
+def _dedup_stage(tmp_path, docs, exact: bool, fuzzy: FuzzyDedupConfig) -> tuple[list, list]:
+    """The dedup stage curate ships (``pipelines.build``: records from the parts, exact then
+    fuzzy decisions, applied in the parts) on ``docs``: (kept ids, (id, stage, kept) removed)."""
+    import glob
+
+    from pipelines.config.job import CurateConfig, DecontaminationStage, DedupConfig, InputSpec
+    from pipelines.build import Stage, StageEnv
+    from pipelines.plumbing.parts import WriteParts, part_urls, read_part
+
+    cfg = CurateConfig(inputs=[InputSpec("realnews", ["parts, not read"], "realnews")],  # (stage input: parts)
+                       dedup=DedupConfig(exact=exact, fuzzy=fuzzy),
+                       decontamination=DecontaminationStage(enabled=False))
+    read_dir, out_dir = str(tmp_path / "read"), str(tmp_path / "dedup")
+    with local_pipeline(test=False) as p:
+        urls = part_urls(p | beam.Create(docs) | WriteParts(read_dir, "read", rows=2))
+        _ = urls | Stage("dedup", StageEnv(cfg, out_dir, vocab_size=50257))
+    kept = [d.id for f in glob.glob(os.path.join(out_dir, "_w", "stages", "dedup", "*.parquet"))
+            for d in read_part(f)]
+    removed = [(r["id"], r["stage"], r["detail"]["kept"])
+               for f in glob.glob(os.path.join(out_dir, "_w", "removed", "*", "*.jsonl.gz"))
+               for r in pd.read_json(f, lines=True).to_dict("records")]
+    return sorted(kept), sorted(removed)
+
+
+def test_dedup_stage_applies_exact_then_fuzzy_decisions(tmp_path):
+    base, text = english(4), english(2)
+    docs = [doc("owt/1", base.replace("library", "museum", 1), "openwebtext2"), doc("wiki/1", base, "wikipedia"),
+            doc("cc/2", text, "cc_2020_50"), doc("wiki/2", text.upper(), "wikipedia"), doc("tiny", "short")]
+    kept, removed = _dedup_stage(tmp_path / "both", docs, True, FuzzyDedupConfig(threshold=0.7))
+    assert kept == ["tiny", "wiki/1", "wiki/2"]
+    assert removed == [("cc/2", "exact_dedup", "wiki/2"), ("owt/1", "fuzzy_dedup", "wiki/1")]
+    kept, removed = _dedup_stage(tmp_path / "fuzzy", docs, False, FuzzyDedupConfig())
+    assert [(i, s) for i, s, _ in removed] == [("cc/2", "fuzzy_dedup"), ("owt/1", "fuzzy_dedup")]
