@@ -19,8 +19,8 @@ import subprocess
 import sys
 import time
 
-sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))]
-from bench_dedup import _tree_cpu  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run by path: the repository
+from bench.dedup.dedup import _tree_cpu  # noqa: E402
 
 
 def meter(out_json: str, log: str, cwd: str, cmd: list[str]) -> int:

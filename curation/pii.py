@@ -5,7 +5,7 @@
 keep the spans' offsets in the text as it was before the replacement, never the values.
 
 Each kind is a candidate regex followed by checks that reject the look-alikes real text is
-full of (measured on a planted set, bench/bench_pii.py):
+full of (measured on a planted set, bench/pii/pii.py):
 
 * e-mail: ``local@domain.tld`` with a letters-only TLD of 2-24 characters; ``icon@2x.png``
   style asset names (an image or code file extension as the "TLD") are not addresses, and

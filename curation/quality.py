@@ -87,7 +87,7 @@ def preprocess(text: str, max_chars: int = 20_000) -> str:
     strongest low-quality feature, and real articles with a table scored 0.00 (bench/RESULTS.md,
     "Quality as a filter").  fastText splits words on ASCII whitespace itself,
     so line breaks and tabs become spaces and no split/join is done (that would cost as much as
-    the prediction, bench/bench_quality.py); the symbol tokens go with one regex that only
+    the prediction, bench/quality/quality.py); the symbol tokens go with one regex that only
     starts at a space."""
     line = " " + text[:max_chars].lower().replace("\r", " ").replace("\n", " ").replace("\t", " ") + " "
     return _SYMBOL_TOKEN.sub("", line).strip()

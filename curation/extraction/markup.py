@@ -20,7 +20,7 @@ MAX_HTML_DEPTH = 512
 """Deeper markup is removed as ``markup_too_deep`` before extraction: parsers and
 main-content passes are quadratic in depth, and libxml2 stops at 256 levels anyway.  Real
 pages stay far below: the deepest of the 990 pages of the extraction evaluation set nests
-40 levels by this scan, 41 in the tree Lexbor builds (``bench/bench_extract.py --depth``)."""
+40 levels by this scan, 41 in the tree Lexbor builds (``bench/extraction/extract.py --depth``)."""
 
 MAX_JUSTEXT_BLOCKS = 2000
 """jusText's context pass walks runs of short paragraphs from each one (quadratic): 4,000
@@ -189,7 +189,7 @@ def too_many_blocks(html: str | bytes, limit: int = MAX_JUSTEXT_BLOCKS) -> bool:
 def parsed_depth(html: str) -> int:
     """The depth of the tree a browser builds (Lexbor, as selectolax parses), counted as
     ``markup_depth`` counts (``<html>`` is level 1): the reference the scan is checked against in
-    tests and ``bench/bench_extract.py --depth``.  Never run in the job: parsing is quadratic in
+    tests and ``bench/extraction/extract.py --depth``.  Never run in the job: parsing is quadratic in
     depth on hostile markup, which is what ``markup_depth`` guards against."""
     from selectolax.lexbor import LexborHTMLParser
 

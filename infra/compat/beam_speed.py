@@ -245,7 +245,7 @@ def memoize_yield_return_check() -> bool:
 def enable() -> None:
     """Every speed patch (each where the installed Beam allows it), unless the environment says
     ``MTNLG_BEAM_SPEED_PATCHES=0`` (to rule them out when chasing a problem, and for
-    bench/bench_job_overhead.py's side by side)."""
+    bench/job/job_overhead.py's side by side)."""
     import os
 
     if os.environ.get("MTNLG_BEAM_SPEED_PATCHES", "1") == "0":

@@ -5,7 +5,7 @@ MAC addresses, OIDs, asset names like ``icon@2x.png``, ``@handles``, ``pkg@1.2.3
 
 ``planted_documents(n, seed)`` -> documents ``{"text", "pii": [(kind, start, end)],
 "lookalikes": [(category, start, end)]}``; the same seed gives the same set.  Used by
-``tests/curation/test_pii.py`` and ``bench/bench_pii.py`` (which also runs datatrove's tagger
+``tests/curation/test_pii.py`` and ``bench/pii/pii.py`` (which also runs datatrove's tagger
 on the same texts).  Values are random, drawn from reserved ranges where such ranges exist
 (example.com/.org/.net domains, 555-01xx numbers, documentation IP blocks), so no real person
 is named.

@@ -81,7 +81,7 @@ DEMO_STEPS = 4
 def demo(installed_demo, tmp_path_factory) -> DemoRun:
     folder = tmp_path_factory.mktemp("demo")
     # One Beam worker: curate runs in memory (16 s of CPU where 2 worker processes take 27 s,
-    # bench/bench_local_running_mode.py); worker processes are test_curate's and the worker
+    # bench/job/local_running_mode.py); worker processes are test_curate's and the worker
     # pool's. One training process: `mtnlg train` then runs in the demo's own process (no
     # elastic agent, no forkserver: ~10 s of CPU less); the launcher's ranks are
     # test_elastic_launch's, and `make demo` itself trains with the default 2.

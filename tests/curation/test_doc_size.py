@@ -1,6 +1,6 @@
 """Per-document steps on large documents (issue 45): the rewritten parts give the answers the
 plain definitions give, and sane answers on documents of the giant kinds (no document here is
-over ~1 MB; ``bench/bench_doc_size.py`` measures the cost up to 10 MB)."""
+over ~1 MB; ``bench/hostile/doc_size.py`` measures the cost up to 10 MB)."""
 from __future__ import annotations
 
 import random

@@ -1,7 +1,7 @@
 """Test tooling (not part of the installed package): drive a headless Chromium over the
 DevTools protocol (CDP), with the standard library only.
 
-Used to test the dashboard in a real browser, to time opening it (bench/bench_dashboard.py) and
+Used to test the dashboard in a real browser, to time opening it (bench/dashboard/dashboard.py) and
 to take the README screenshot.  Nothing here is needed to *render* a dashboard.
 
     with Chromium() as browser:

@@ -1,4 +1,4 @@
-"""bench/bench_train_mfu.py --tiny runs on CPU (in this process: torch and the trainer are
+"""bench/training/train_mfu.py --tiny runs on CPU (in this process: torch and the trainer are
 imported already; the script is a plain module with a main(argv))."""
 import importlib.util
 import json
@@ -11,7 +11,7 @@ ROOT = Path(__file__).parents[2]
 
 @pytest.mark.slow
 def test_benchmark_runs_on_cpu_with_tiny_preset(tmp_path, capsys, monkeypatch):
-    spec = importlib.util.spec_from_file_location("bench_train_mfu", ROOT / "bench" / "bench_train_mfu.py")
+    spec = importlib.util.spec_from_file_location("train_mfu", ROOT / "bench" / "training" / "train_mfu.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     monkeypatch.chdir(tmp_path)  # the trainer's runs/ folder, if any, lands here

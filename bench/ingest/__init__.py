@@ -1,0 +1,1 @@
+"""bench/RESULTS.md, "Ingest (read, normalize, language id, heuristics)"."""

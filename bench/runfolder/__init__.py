@@ -1,0 +1,1 @@
+"""bench/RESULTS.md, "Run folder operations"."""
