@@ -6,7 +6,7 @@ The meter makes itself the tree's child subreaper (``PR_SET_CHILD_SUBREAPER``): 
 outlive their parent (a multiprocessing forkserver and the pool workers it forks, which
 ``/usr/bin/time`` and the parent's RUSAGE_CHILDREN never see) are re-parented to it and reaped
 by it, so RUSAGE_CHILDREN here is the CPU of every process of the tree.  The tree is also sampled
-from /proc every 0.25 s (``bench_dedup._tree_cpu``): each process's peak RSS (VmHWM) and a
+from /proc every 0.25 s (``bench.common.tree_cpu``): each process's peak RSS (VmHWM) and a
 sampled CPU total as a check.  COMMAND's stdout goes to LOG.stdout, its stderr to LOG.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run by path: the repository
-from bench.dedup.dedup import _tree_cpu  # noqa: E402
+from bench.common import tree_cpu  # noqa: E402
 
 
 def meter(out_json: str, log: str, cwd: str, cmd: list[str]) -> int:
@@ -29,7 +29,7 @@ def meter(out_json: str, log: str, cwd: str, cmd: list[str]) -> int:
     cpu, peak, names = {}, {}, {}
 
     def sample() -> None:
-        for pid, seconds in _tree_cpu(os.getpid()).items():
+        for pid, seconds in tree_cpu(os.getpid()).items():
             if pid == os.getpid():
                 continue
             cpu[pid] = max(cpu.get(pid, 0.0), seconds)

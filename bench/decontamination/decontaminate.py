@@ -26,7 +26,6 @@ import os
 import random
 import resource
 import statistics
-import sys
 import tempfile
 import time
 

@@ -47,7 +47,7 @@ import sys
 import apache_beam as beam
 import datasketch
 
-from bench.common import REPO
+from bench.common import REPO, tree_cpu
 from bench.dedup.minhash import make_docs
 from curation.document import Document
 from curation.fuzzy_config import FuzzyDedupConfig
@@ -182,33 +182,6 @@ def run_ours(root: str, workers: int, threshold: float) -> None:
         dedup_stage(docs, os.path.join(root, "ours"), False, cfg)
 
 
-def _tree_cpu(root: int) -> dict[int, float]:
-    """CPU seconds (user + sys) of ``root`` and every live descendant, from /proc.  (Waited-for
-    children's rusage misses processes forked by a fork server, as datatrove's pool workers are.)"""
-    parent, cpu = {}, {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(entry)
-        parent[pid] = int(fields[1])
-        cpu[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    tree, frontier = {root}, [root]
-    children: dict[int, list[int]] = {}
-    for pid, ppid in parent.items():
-        children.setdefault(ppid, []).append(pid)
-    while frontier:
-        for child in children.get(frontier.pop(), []):
-            if child not in tree:
-                tree.add(child)
-                frontier.append(child)
-    return {pid: cpu[pid] for pid in tree if pid in cpu}
-
-
 def _timed_run(cmd: list[str], log: str) -> tuple[float, float]:
     """(wall s, CPU s of the process tree sampled every 0.2 s) of one subprocess run."""
     seen: dict[int, float] = {}
@@ -216,7 +189,7 @@ def _timed_run(cmd: list[str], log: str) -> tuple[float, float]:
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
         while proc.poll() is None:
-            for pid, seconds in _tree_cpu(proc.pid).items():
+            for pid, seconds in tree_cpu(proc.pid).items():
                 seen[pid] = max(seen.get(pid, 0.0), seconds)
             time.sleep(0.2)
     wall = time.perf_counter() - t0

@@ -8,7 +8,7 @@ of each element entering it to a counter; combines are left alone (the runner li
 per-bundle partial results cross the shuffle).  Sides, each exact + fuzzy dedup on the same
 documents, in-process FnApiRunner:
 
-  new-same   the dedup stage curate ships (``bench_dedup.dedup_stage``: ``pipelines.build``'
+  new-same   the dedup stage curate ships (``bench.dedup.dedup.dedup_stage``: ``pipelines.build``'
              dedup ``Stage`` on read-stage parts) with the demo's former settings: 10 bands x
              10 rows, estimated-Jaccard verification
   new        the same stage with the defaults: derived 13 x 7, exact-Jaccard verification
@@ -21,7 +21,7 @@ The new sides' shuffles include the stage's own steps around dedup: applying the
 in the parts (``JoinIds``, ``ByPart``: ids and decisions, never text), the dedup index
 (``JoinDecisions``), and naming final survivors (``survivors``); the document parts are written
 and read where they are, not shuffled.
-Corpus: bench_dedup.corpus (~3 KB Zipf-word documents, 10% with a near duplicate) plus an
+Corpus: bench.dedup.dedup.corpus (~3 KB Zipf-word documents, 10% with a near duplicate) plus an
 exact copy, under another source, of every 20th document.
 """
 from __future__ import annotations
@@ -32,7 +32,6 @@ import gzip
 import json
 import os
 import re
-import sys
 import tempfile
 import time
 from collections import defaultdict

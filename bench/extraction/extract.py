@@ -23,37 +23,11 @@ the depth of the tree Lexbor builds.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
-import os
-import re
-import sys
 import time
 from dataclasses import dataclass, field
-from bench.common import REPO
 
-ROOT = str(REPO)
-# one level deeper also finds them); $EXTRACT_EVAL_DIR or --eval-dir override.
-DEFAULT_EVAL = os.environ.get("EXTRACT_EVAL_DIR") or next(
-    (p for p in (os.path.join(os.path.dirname(ROOT), "shared", "data", "extract_eval"),
-                 os.path.join(os.path.dirname(os.path.dirname(ROOT)), "shared", "data", "extract_eval"))
-     if os.path.isdir(p)), os.path.join(os.path.dirname(ROOT), "shared", "data", "extract_eval"))
-
-
-def norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip()
-
-
-def count_item(item: dict, result: str | None) -> tuple[int, int, int, int]:
-    """(tp, fp, fn, tn) of one page, as upstream's eval_common.count_item."""
-    if isinstance(result, str):
-        out = norm(result)
-        tp = sum(1 for w in item["with"] if norm(w) in out)
-        fp = sum(1 for w in item["without"] if norm(w) in out)
-    else:
-        tp = fp = 0
-    return tp, fp, len(item["with"]) - tp, len(item["without"]) - fp
-
+from bench.extraction.pages import DEFAULT_EVAL, count_item, load_pages
 
 @dataclass
 class Tally:
@@ -101,16 +75,6 @@ def extractors() -> dict:
     stop = frozenset(justext.get_stoplist("English"))
     out["jusText English stop list"] = lambda b: "\n\n".join(
         p.text for p in justext.justext(b, stop) if not p.is_boilerplate)
-    return out
-
-
-def load_pages(eval_dir: str) -> list[tuple[str, dict, bytes]]:
-    with open(os.path.join(eval_dir, "evaldata.json"), encoding="utf-8") as f:
-        pages = json.load(f)["pages"]
-    out = []
-    for name, item in sorted(pages.items()):
-        with gzip.open(os.path.join(eval_dir, "html", name), "rb") as f:
-            out.append((name, item, f.read()))
     return out
 
 

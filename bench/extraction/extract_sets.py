@@ -12,8 +12,8 @@ imports renamed), timed and scored as another row.
 Sets (the kind is the part of the name before any ``:``; the path is a checkout or a copy):
 
 - ``extract_eval``: trafilatura's evaluation pages (``../shared/data/extract_eval``, Apache-2.0),
-  "with"/"without" snippets scored as upstream's tests/eval_common.py (``bench_extract.py``);
-  English and other languages reported apart.  Halves as ``bench_extract.py``: file names
+  "with"/"without" snippets scored as upstream's tests/eval_common.py (``bench.extraction.extract``);
+  English and other languages reported apart.  Halves as ``bench.extraction.extract``: file names
   starting 0-9 tuning, a-f held-out.
 - ``scrapinghub``: github.com/scrapinghub/article-extraction-benchmark (MIT): 181 article pages
   (``html/*.html.gz``) and their article body (``ground-truth.json``), scored as its
@@ -34,7 +34,6 @@ import argparse
 import gzip
 import hashlib
 import json
-import os
 import re
 import statistics
 import sys
@@ -42,7 +41,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from bench.extraction.extract import DEFAULT_EVAL, count_item, load_pages  # noqa: E402
+from bench.extraction.pages import DEFAULT_EVAL, count_item, load_pages
 
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 

@@ -17,7 +17,7 @@ and shard settings) with only the inputs replaced and decontamination off.  ``--
 replaces the extractor (e.g. ``justext``, the MT-NLG reproduction setting).
 
 ``--add-set KIND=PATH`` (repeatable; ``scrapinghub`` or ``readability`` as
-``bench_extract_sets.load_set`` reads them, e.g. ``scrapinghub=/tmp/evalsets/scrapinghub``)
+``bench.extraction.extract_sets.load_set`` reads them, e.g. ``scrapinghub=/tmp/evalsets/scrapinghub``)
 measures English articles of several sets in ONE run: the pages of ``extract_eval``'s English
 group (all 169: lid.176 on the "with" snippets would leave out the English pages whose
 annotators picked their quoted foreign passages, the pages in two languages that issue 47 is
@@ -57,7 +57,7 @@ from collections import Counter
 from bench.common import REPO
 
 ROOT = str(REPO)
-from bench.extraction.extract import DEFAULT_EVAL, count_item, load_pages, norm  # noqa: E402
+from bench.extraction.pages import DEFAULT_EVAL, count_item, load_pages, norm
 
 SOURCE = "cc_2020_50"
 WARC_NAME = "cc/CC-MAIN-eval-00000.warc.gz"

@@ -55,8 +55,7 @@ import sys
 import tempfile
 import time
 
-from bench.ingest.heuristics import load_baseline as load_module_at
-from bench.common import REPO
+from bench.common import REPO, load_module_at
 
 ROOT = str(REPO)
 KINDS = ("prose", "cjk", "line", "html")

@@ -30,7 +30,6 @@ import statistics
 import sys
 import time
 import zlib
-from pathlib import Path
 
 from curation.readers import warc as warc_mod  # noqa: E402
 from curation.readers import warc_records  # noqa: E402

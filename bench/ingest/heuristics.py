@@ -14,34 +14,11 @@ same keep/drop decision and reason for every document, and the same normalised t
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from bench.common import REPO
+from bench.common import REPO, load_module_at
 
 ROOT = str(REPO)
-def load_baseline(commit: str, path: str, name: str, renames: dict[str, str] | None = None):
-    """``path`` as of ``commit``, imported as module ``name``; ``renames`` maps a module it
-    imports from (``from X import``) to another already imported (an earlier baseline copy)."""
-    source = subprocess.run(["git", "-C", ROOT, "show", f"{commit}:{path}"], check=True,
-                            capture_output=True, text=True).stdout
-    for old, new in (renames or {}).items():
-        source = source.replace(f"from {old} import", f"from {new} import")
-    fd, tmp = tempfile.mkstemp(suffix=".py", prefix=name)
-    with os.fdopen(fd, "w") as f:
-        f.write(source)
-    spec = importlib.util.spec_from_file_location(name, tmp)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses look their module up while the class is built
-    spec.loader.exec_module(module)
-    os.unlink(tmp)
-    return module
-
-
 def cpu_rate(fn, items) -> float:
     """Items per CPU second of this process."""
     t0 = time.process_time()
@@ -72,8 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     from curation.heuristics import HeuristicsConfig, decide, score_document
     from curation.normalize import normalize_text
 
-    old_heur = load_baseline(args.baseline, "curation/heuristics.py", "baseline_heuristics")
-    old_norm = load_baseline(args.baseline, "curation/normalize.py", "baseline_normalize")
+    old_heur = load_module_at(args.baseline, "curation/heuristics.py", "baseline_heuristics")
+    old_norm = load_module_at(args.baseline, "curation/normalize.py", "baseline_normalize")
     records, _ = _read_all(corpus(args.workdir, args.docs))
     raw = [r.text for recs in records.values() for r in recs if isinstance(r, Document)]
     texts = [normalize_text(t) for t in raw]

@@ -21,7 +21,6 @@ import glob
 import json
 import logging
 import os
-import sys
 import time
 
 from curation.document import Document  # noqa: E402

@@ -31,17 +31,16 @@ import argparse
 import glob
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import time
 import zlib
-from bench.common import REPO
+from bench.common import REPO, children_cpu
+from bench.peers.environment import LID, ensure_datatrove
 
 ROOT = str(REPO)
-LID = os.path.join(ROOT, "data_manifests", "models", "lid.176.ftz")
 FAMILIES = [("pile", "pile/*.jsonl.zst", None), ("realnews", "realnews/*.jsonl", "realnews"),
             ("warc", "common_crawl/CC-2020-50/*.warc.gz", "cc_2020_50"),
             ("warc", "common_crawl/CC-2021-04/*.warc.gz", "cc_2021_04")]
@@ -208,7 +207,7 @@ class Meter:
                 f.write(str(os.getpid()))
 
     def run(self, cmd: list[str], log: str) -> tuple[float, float, str]:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before = children_cpu()
         usage0 = self._usage()
         t0 = time.perf_counter()
         with open(log, "w") as f:
@@ -216,11 +215,7 @@ class Meter:
         wall = time.perf_counter() - t0
         if proc.returncode:
             raise SystemExit(f"{cmd[1]} failed ({proc.returncode}); see {log}")
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        if self.path:
-            cpu = (self._usage() - usage0) / 1e9
-        else:
-            cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        cpu = (self._usage() - usage0) / 1e9 if self.path else children_cpu() - before
         return wall, cpu, proc.stdout
 
     def _usage(self) -> int:
@@ -237,19 +232,6 @@ class Meter:
                 return
             except OSError:
                 time.sleep(0.2)
-
-
-def ensure_datatrove(venv: str) -> str:
-    python = os.path.join(venv, "bin", "python")
-    if not os.path.exists(python):
-        print(f"creating datatrove's venv {venv} (once)", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-        # spacy: the Gopher filters' word tokenizer; zstandard: .zst through fsspec; the last
-        # three: datatrove's WarcReader (python-magic needs the libmagic1 Debian package).
-        subprocess.run([python, "-m", "pip", "install", "-q", "datatrove[processing]==0.10.1",
-                        "justext==3.0.2", "lxml_html_clean", "orjson", "spacy", "zstandard", "faust-cchardet",
-                        "python-magic", "warcio"], check=True)
-    return python
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,13 +21,11 @@ or a few words, and a page's snippets mix its languages).
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
 from bench.common import REPO
 
 ROOT = str(REPO)
-from bench.extraction.extract import DEFAULT_EVAL, load_pages  # noqa: E402
+from bench.extraction.pages import DEFAULT_EVAL, load_pages
 
 
 def main(argv=None) -> None:

@@ -4,7 +4,7 @@ and what it costs.
     python -m bench.ingest.site_boilerplate [--eval-dir DIR] [--rounds N] [-- BEAM OPTIONS]
 
 Pages: trafilatura's 990 real pages (``../shared/data/extract_eval``, Apache-2.0) written as one
-Common Crawl-style WARC in a crawl's arrangement (``bench_real_articles.write_warc``: each page
+Common Crawl-style WARC in a crawl's arrangement (``bench.extraction.real_articles.write_warc``: each page
 under its own URL, so pages of one host share a host key; pages without a URL share
 ``eval.example``).
 
@@ -27,16 +27,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections import Counter
-from bench.common import REPO
+from bench.common import REPO, children_cpu
 
 ROOT = str(REPO)
-from bench.extraction.extract import DEFAULT_EVAL, load_pages, norm  # noqa: E402
+from bench.extraction.pages import DEFAULT_EVAL, load_pages, norm
 from bench.extraction.real_articles import WARC_NAME, as_normalized, page_url, write_warc  # noqa: E402
 
 
@@ -62,11 +61,10 @@ def run_job(workdir: str, stage_on: bool, beam_args: list[str]) -> tuple[float, 
     shutil.rmtree(run, ignore_errors=True)
     cmd = [sys.executable, "-m", "mtnlg.cli", "curate", "--config", write_config(workdir, stage_on),
            "--output", run, "--progress-every", "0", *beam_args]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL,
                    env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")))
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = children_cpu() - before
     with open(os.path.join(run, "run.json")) as f:
         return cpu, json.load(f)
 

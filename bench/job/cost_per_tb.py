@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.job.cost_per_tb --extractor justext
     .venv/bin/python -m bench.job.cost_per_tb --extractor resiliparse
-    # with the job's own per-document overhead (bench_scale.py on the sample, this tree):
+    # with the job's own per-document overhead (bench.job.scale on the sample, this tree):
     .venv/bin/python -m bench.job.cost_per_tb --extractor justext \\
         --sample /tmp/s25k --job-cpu-ms-per-doc 3.1
 
@@ -22,7 +22,7 @@
 3. What the Beam job adds per document (shuffles, part files, stats rows, counters) is not in
    (2): with ``--sample DIR`` the same in-process stages run on the sample corpus, and
    ``--job-cpu-ms-per-doc`` (the whole job's CPU per document on that sample, from
-   ``bench_scale.py``) minus that in-process cost is added per page (a per-document cost: on
+   ``bench.job.scale``) minus that in-process cost is added per page (a per-document cost: on
    pages 25x longer than the sample's documents it is conservative only as far as it does not
    grow with text size; the part files do, so the figure is a lower bound on that share).
 
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sample", default=None, help="a sample corpus, for the job's per-document overhead")
     p.add_argument("--sample-docs", type=int, default=5000)
     p.add_argument("--job-cpu-ms-per-doc", type=float, default=None,
-                   help="the whole job's CPU per document on --sample (bench_scale.py)")
+                   help="the whole job's CPU per document on --sample (bench.job.scale)")
     args = p.parse_args(argv)
     args.workdir.mkdir(parents=True, exist_ok=True)
     from mtnlg.sample_data import write_sample_corpus

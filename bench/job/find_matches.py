@@ -20,10 +20,9 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from bench.common import REPO
+from bench.common import REPO, load_module_at
 
 ROOT = REPO
-from bench.ingest.heuristics import load_baseline  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -39,8 +38,8 @@ def main(argv=None) -> int:
     from pipelines.storage.task_files import task_texts
     from pipelines.decontaminate import MATCH_BATCH
 
-    base_index = load_baseline(args.baseline, "curation/ngram_index.py", "base_ngram_index")
-    base = load_baseline(args.baseline, "curation/decontamination.py", "base_decontamination",
+    base_index = load_module_at(args.baseline, "curation/ngram_index.py", "base_ngram_index")
+    base = load_module_at(args.baseline, "curation/decontamination.py", "base_decontamination",
                          {"curation.ngram_index": base_index.__name__})
     texts = [t for f in sorted(glob.glob(str(Path(args.run, "stages", "dedup", "docs-*.parquet"))))
              for t in pq.read_table(f, columns=["text"]).column("text").to_pylist()]

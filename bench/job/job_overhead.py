@@ -15,7 +15,7 @@ process; multi_processing: the driver + 2 SDK workers):
 * ``baseline`` (``--baseline TREE``): another checkout's curate, its tree first on PYTHONPATH.
 
 Reported per side: CPU seconds (user + sys of the job's whole process tree, from
-``getrusage(RUSAGE_CHILDREN)``), wall seconds, and the job's number of leaf transforms; medians
+``bench.common.children_cpu``), wall seconds, and the job's number of leaf transforms; medians
 and the ratio to ``this tree``.  The results (kept ids, accounting) are checked equal.
 """
 from __future__ import annotations
@@ -23,13 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from bench.common import REPO
+from bench.common import REPO, children_cpu
 
 
 
@@ -57,15 +56,15 @@ def _run(args, side: str, tree: Path, sample: Path, out: Path, env: dict) -> dic
     cmd = [sys.executable, "-m", "pipelines.curate", "--config", "demo", "--input-root", str(sample),
            "--output", str(out), "--overwrite", "--progress-every", "0",
            f"--direct_running_mode={args.mode}", "--direct_num_workers=" + ("1" if args.mode == "in_memory" else "2")]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children_cpu() - before
     if proc.returncode != 0:
         raise SystemExit(f"{side}: curate failed\n{proc.stderr[-3000:]}")
     info = json.loads((out / "run.json").read_text())
-    return {"cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
+    return {"cpu": cpu,
             "wall": wall, "accounting_ok": info["accounting_ok"], "totals": info["totals"],
             "kept": _kept(out)}
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import glob
 import os
-import sys
 import tracemalloc
 
 from curation.site_boilerplate import LineCounts, content_key, host_of, line_hashes  # noqa: E402

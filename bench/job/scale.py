@@ -37,12 +37,11 @@ import sys
 import threading
 import time
 from pathlib import Path
-from bench.common import REPO
+from bench.common import REPO, TICK, tree_pids
 
 
 STAGES = ("read", "dedup", "decontaminate", "tokenize")
 STAGE_RE = re.compile(r"(?:^|[(/_])(read|dedup|decontaminate|tokenize)[/-]")
-TICK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 # Runs curate in this child with the runner's bundle log (one line per Beam stage execution).
@@ -58,29 +57,6 @@ with open(sys.argv[1], "a") as f:
     f.write(f"{time.time():.3f} END\\n")
 sys.exit(rc)
 """
-
-
-def _children() -> dict[int, list[int]]:
-    kids: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        kids.setdefault(ppid, []).append(int(name))
-    return kids
-
-
-def _tree(pid: int) -> list[int]:
-    kids, out, todo = _children(), [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(kids.get(p, []))
-    return out
 
 
 def _proc(pid: int) -> tuple[float, int, str] | None:
@@ -109,7 +85,7 @@ class Sampler(threading.Thread):
     def run(self) -> None:
         while not self.stop.is_set():
             now = time.time()
-            snap = {p: s for p in _tree(self.pid) if (s := _proc(p)) is not None}
+            snap = {p: s for p in tree_pids(self.pid) if (s := _proc(p)) is not None}
             self.samples.append((now, snap))
             self.stop.wait(self.interval)
 

@@ -30,16 +30,15 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-from bench.common import REPO
+from bench.common import REPO, load_module_at
 
 ROOT = REPO
-from bench.ingest.heuristics import load_baseline  # noqa: E402
 from blending.indexed_dataset import IndexedDataset  # noqa: E402
 from curation.document import Document  # noqa: E402
 
@@ -111,7 +110,10 @@ def main(argv=None) -> int:
 
     from pipelines.tokenize import shards as this
 
-    base = load_baseline(args.baseline, "pipelines/tokenize/shards.py", "base_shards")
+    try:
+        base = load_module_at(args.baseline, "pipelines/tokenize/shards.py", "base_shards")
+    except subprocess.CalledProcessError:  # a commit before issue 53: the module's old path
+        base = load_module_at(args.baseline, "pipelines/transforms/shards.py", "base_shards")
     docs = kept_documents(args.run)
     print(f"{len(docs):,} kept documents, {sum(t.size for _, t in docs):,} tokens from {args.run}", flush=True)
     sides = {"base": base, "this": this}

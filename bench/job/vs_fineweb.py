@@ -19,7 +19,7 @@ Sides, each on the same WARC files with ``--workers`` worker processes:
   set (``bench_real_articles.write_config``), on the default local runner with
   ``--direct_num_workers``;
 - FineWeb: ``bench/peers/fineweb_side.py`` in datatrove's own venv (created if missing,
-  ``bench_ingest_datatrove.ensure_datatrove``): the recipe of datatrove's ``examples/fineweb.py``
+  ``bench.peers.environment.ensure_datatrove``): the recipe of datatrove's ``examples/fineweb.py``
   (URL filter, trafilatura, fastText language id, Gopher repetition + quality, C4 + FineWeb
   quality, MinHash dedup in four steps, PII formatter) then ``DocumentTokenizer`` to token files.
 
@@ -55,11 +55,11 @@ import time
 import uuid
 
 from bench.common import REPO
-from bench.extraction.extract import DEFAULT_EVAL, count_item, load_pages
+from bench.extraction.pages import DEFAULT_EVAL, count_item, load_pages
 from bench.extraction.real_articles import SOURCE, page_url, shard_texts, write_config, write_warc
-from bench.ingest.ingest_datatrove import LID, ensure_datatrove
 from bench.job.cost_per_tb import TB
 from bench.job.vs_fineweb_report import print_report, score
+from bench.peers.environment import LID, ensure_datatrove
 
 ROOT = str(REPO)
 

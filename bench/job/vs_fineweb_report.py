@@ -5,7 +5,7 @@ import datetime as dt
 import os
 import platform
 
-from bench.extraction.extract import count_item
+from bench.extraction.pages import count_item
 from bench.extraction.real_articles import as_normalized
 
 GROUPS = ("read+extract", "filters", "dedup", "tokenize")

@@ -24,7 +24,6 @@ import glob
 import json
 import os
 import random
-import resource
 import shutil
 import statistics
 import subprocess
@@ -34,7 +33,7 @@ import time
 
 import pyarrow.parquet as pq
 import yaml
-from bench.common import REPO
+from bench.common import REPO, children_cpu
 
 WORDS = ("the a of and to in is was for on with as by at from that this it he she they we you "
          "river town library people age read talk history science music weather season year "
@@ -108,19 +107,14 @@ def write_config(path: str, root: str, which: list[str]) -> str:
     return path
 
 
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def curate(cfg: str, out: str, workers: int, *extra: str) -> tuple[float, float]:
     """(wall, CPU) seconds of one curate subprocess (CPU: user + sys of it and its waited-for
     worker processes)."""
     cmd = [sys.executable, "-m", "pipelines.curate", "--config", cfg, "--output", out, "--staged",
            "--direct_running_mode=multi_processing", f"--direct_num_workers={workers}", *extra]
-    t0, c0 = time.perf_counter(), _children_cpu()
+    t0, c0 = time.perf_counter(), children_cpu()
     subprocess.run(cmd, check=True, cwd=REPO, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0, _children_cpu() - c0
+    return time.perf_counter() - t0, children_cpu() - c0
 
 
 def kept(run: str) -> set[str]:

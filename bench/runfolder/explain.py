@@ -16,7 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
-from bench.common import REPO
+from bench.common import REPO, children_cpu
 
 ROOT = str(REPO)
 def main() -> int:
@@ -70,13 +70,10 @@ def main() -> int:
             line += f"{statistics.median(swalls):>13.3f}{statistics.median(scpus):>10.3f}{statistics.median(sfiles):>12.0f}"
         print(line)
     doc_id = picks.get("removed:fuzzy_dedup", next(iter(picks.values())))[0]
-    import resource
-
-    before, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    before, t0 = children_cpu(), time.perf_counter()
     subprocess.run([sys.executable, "-m", "mtnlg.cli", "explain", "--run", args.run, doc_id],
                    check=True, capture_output=True, env={**os.environ, "PYTHONPATH": ROOT})
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = children_cpu() - before
     print(f"\none CLI call (python -m mtnlg.cli explain, a near duplicate, imports included): "
           f"{time.perf_counter() - t0:.2f} s wall, {cpu:.2f} s CPU")
     return 0

@@ -30,7 +30,6 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 ROOT = REPO
 from blending.indexed_dataset import IndexedDatasetWriter, dtype_for_vocab  # noqa: E402

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -28,7 +27,7 @@ import sys
 import time
 
 import numpy as np
-from bench.common import REPO
+from bench.common import REPO, children_cpu
 
 ROOT = str(REPO)
 SHARD_MB = 512
@@ -135,14 +134,13 @@ def launch(manifest: str, out: str, mode: str) -> tuple[float, float, str]:
     env.update(OMP_NUM_THREADS="1", PYTHONPATH=ROOT)
     cmd = [sys.executable, "-m", "training.launch", "--manifest", manifest, "--nproc", "2",
            "--output", out, "--verify-shards", mode, *[a for s in SETTINGS for a in ("--set", s)]]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = children_cpu() - before
     if proc.returncode != 0:
         raise SystemExit(f"launch failed:\n{proc.stderr[-3000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     line = next((l.split(": ", 1)[1] for l in proc.stderr.splitlines()
                  if "shard files hashed" in l), "?")
     return wall, cpu, line
