@@ -1,8 +1,9 @@
 """The layer order of the packages (pyproject.toml [tool.importlinter]), checked on every run.
 
 mtnlg (entry points, dashboard) > pipelines | training > curation | blending > infra; inside
-pipelines: curate > stages > runfolder > transforms > config > storage.  A lower layer that
-imports a higher one (even inside a function) fails here with the import chain.
+pipelines: curate > driver > build > runfolder > read | filters | dedup | decontaminate | tokenize
+(independent of each other) > plumbing > config > storage > stages (the declared list).  A lower
+layer that imports a higher one (even inside a function) fails here with the import chain.
 """
 from __future__ import annotations
 
