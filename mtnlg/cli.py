@@ -15,7 +15,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "curate": ("pipelines.curate", "run", "run the Beam curation job: read, clean, filter, dedup, decontaminate, tokenize, shard"),
     "quality": ("mtnlg.commands.quality", "main", "train and evaluate the fastText quality classifier (train | eval)"),
     "tokenizer": ("mtnlg.commands.tokenizer", "dispatch", "train a byte-level BPE tokenizer on curated text (train)"),
-    "stage": ("pipelines.runfolder.stage_run", "main", "copy a curated RUN from object storage to a local folder, verifying shard checksums"),
+    "stage": ("mtnlg.commands.stage", "main", "copy a curated RUN from object storage to a local folder, verifying shard checksums"),
     "takedown": ("pipelines.runfolder.takedown", "main", "remove documents (ids or URLs) from a curated RUN, rewriting only the shards that held them"),
     "explain": ("mtnlg.commands.explain", "main", "one document's story in a curated RUN: source, every stage with scores and thresholds, why removed or where in the shards"),
     "blend": ("mtnlg.commands.blend", "main", "join a blend spec with curated runs into a training manifest; `blend search`: weights chosen by proxy runs"),

@@ -79,7 +79,7 @@ def test_a_missing_or_unreadable_stamp_means_hashing(tmp_path, tiny_spec, tiny_r
 def test_stage_stamps_what_it_verified_and_never_copies_remote_stamps(tmp_path, tiny_spec,
                                                                       tiny_run, hashed,
                                                                       monkeypatch):
-    from pipelines.runfolder.stage_run import stage
+    from mtnlg.commands.stage import stage
 
     build_manifest(tiny_spec, [tiny_run], str(tmp_path / "m.json"))  # stamps in the source run
     remote = read_stamp(os.path.join(tiny_run, "shards", "alpha", "alpha_00000"))
@@ -95,7 +95,7 @@ def test_stage_stamps_what_it_verified_and_never_copies_remote_stamps(tmp_path, 
     build_manifest(tiny_spec, [str(out)], str(tmp_path / "m2.json"))
     assert hashed == []
     # a second stage finds the verified shard copies through their stamps: none copied or read
-    monkeypatch.setattr("pipelines.runfolder.stage_run.file_sha256", lambda p: hashed.append(p))
+    monkeypatch.setattr("mtnlg.commands.stage.file_sha256", lambda p: hashed.append(p))
     again = stage(tiny_run, str(out))
     assert again["skipped"] == 6 and hashed == []
     stamp_files = [f for _, _, fs in os.walk(out) for f in fs if f.endswith(STAMP_SUFFIX)]
