@@ -32,7 +32,6 @@ datatrove: each step's time from its executors' stats.json, and each executor's 
 and tokens kept, and on the English pages of the set (evaldata ``lang``): pages with a copy kept,
 the "with" snippets found (removed pages count as empty text) and the "without" snippets absent
 from the kept text (the precision side), both sides' text and the snippets put through the same
-from bench.common import REPO
 normalisation (ours: ftfy, ``curation.normalize``).  Then CPU-hours per TB of compressed WARC as
 ``bench_cost_per_tb.py`` projects them (pages per TB x CPU per page), from these figures.
 
