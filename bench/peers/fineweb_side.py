@@ -1,10 +1,10 @@
 """datatrove's side of bench/job/vs_fineweb.py: the FineWeb recipe (run in datatrove's own venv).
 
     /tmp/dtvenv/bin/python bench/peers/fineweb_side.py WARC_DIR OUT --lid MODEL --tokenizer TOKENIZER_JSON
-        [--workers 2] [--extract-timeout 30] [--trafilatura-deduplicate] [--no-dedup]
+        [--workers 2] [--tasks-per-file] [--extract-timeout S] [--no-trafilatura-deduplicate] [--no-dedup]
 
 The steps and parameters of datatrove's ``examples/fineweb.py`` (the recipe as its authors
-publish it), on a local executor instead of Slurm:
+publish it), on a local executor instead of Slurm, every datatrove default kept:
 
 1. base processing: ``WarcReader`` -> ``URLFilter`` -> ``Trafilatura(favour_precision=True)`` ->
    ``LanguageFilter(languages=["en"])`` -> ``GopherRepetitionFilter`` -> ``GopherQualityFilter``
@@ -24,13 +24,14 @@ What differs from the published file, and why (the harness prints it too):
   quantised lid.176, in place of the ``lid.176.bin`` it downloads); the block lists are
   datatrove's own bundled tarball (its normal path); ``tldextract`` uses its bundled public
   suffix snapshot instead of fetching the list.
-- ``Trafilatura(deduplicate=False)`` unless ``--trafilatura-deduplicate``: trafilatura's
-  per-process cache drops paragraphs it has seen before, so later copies of a page lose text
-  (ours has no such cache); ``timeout=--extract-timeout`` (default 30 s, the recipe's 1 s)
-  because a shared machine would drop pages for waiting, not for being hard.
 - ``TokensCounter``/``DocumentTokenizer`` get the project's GPT-2 ``tokenizer.json`` (the same
   vocabulary as ours) by path instead of ``"gpt2"`` from the Hub.
-- tasks: one per WARC file (the recipe's 8000/1000 are Slurm sizes); buckets one task per bucket.
+- tasks: the recipe's 8,000 (base processing) and 1,000 (MinHash) are a crawl's Slurm sizes, each
+  task reading many WARC files; here every executor runs one task per worker (each reading its
+  share of the files), the buckets one task per bucket and the clusters one, as in the recipe.
+  ``--tasks-per-file``: one task per WARC file instead (a task's set-up paid per file).
+- variants (not the recipe): ``--no-trafilatura-deduplicate`` (trafilatura's per-process
+  paragraph cache off), ``--extract-timeout`` (datatrove's default is 1 s).
 
 Prints one JSON line: per executor its wall seconds, per step its stats (time, documents in and
 out), documents and tokens kept.
@@ -61,6 +62,16 @@ def fill_asset_cache(lid: str) -> str:
     return dest
 
 
+def trafilatura_variant(args) -> dict:
+    """Trafilatura's arguments beyond the recipe's ``favour_precision=True``: none by default."""
+    kw: dict = {}
+    if args.extract_timeout is not None:
+        kw["timeout"] = args.extract_timeout
+    if args.no_trafilatura_deduplicate:
+        kw["deduplicate"] = False
+    return kw
+
+
 def executor(pipeline, tasks: int, workers: int, logs: str):
     from datatrove.executor import LocalPipelineExecutor
 
@@ -85,9 +96,12 @@ def main() -> None:
     ap.add_argument("--lid", required=True, help="lid.176 fastText model file (the project's)")
     ap.add_argument("--tokenizer", required=True, help="GPT-2 tokenizer.json (the project's)")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--extract-timeout", type=float, default=30.0)
-    ap.add_argument("--trafilatura-deduplicate", action="store_true",
-                    help="trafilatura's per-process paragraph cache on (its default)")
+    ap.add_argument("--tasks-per-file", action="store_true",
+                    help="one task per WARC file (default: one per worker, each reading its share)")
+    ap.add_argument("--extract-timeout", type=float, default=None,
+                    help="Trafilatura's per-page timeout (default: datatrove's)")
+    ap.add_argument("--no-trafilatura-deduplicate", action="store_true",
+                    help="trafilatura's per-process paragraph cache off (datatrove's default: on)")
     ap.add_argument("--no-dedup", action="store_true", help="skip the MinHash steps (tokenize the filtered output)")
     args = ap.parse_args()
     fill_asset_cache(os.path.abspath(args.lid))
@@ -106,13 +120,14 @@ def main() -> None:
 
     out, dump = os.path.abspath(args.out), "CC-MAIN-bench"
     files = len(glob.glob(os.path.join(args.input, "*.warc.gz")))
+    tasks = files if args.tasks_per_file else min(files, args.workers)
     removed = f"{out}/base_processing/removed"
     url_filter = URLFilter(exclusion_writer=JsonlWriter(f"{removed}/1_url"))
     url_filter.tldextractor = TLDExtract(suffix_list_urls=())  # the bundled snapshot: no network
     runs: list[tuple[str, list, int]] = [("base_processing", [
         WarcReader(args.input, glob_pattern="*.warc.gz", default_metadata={"dump": dump}),
         url_filter,
-        Trafilatura(favour_precision=True, timeout=args.extract_timeout, deduplicate=args.trafilatura_deduplicate),
+        Trafilatura(favour_precision=True, **trafilatura_variant(args)),
         LanguageFilter(languages=["en"], exclusion_writer=JsonlWriter(
             f"{out}/base_processing/2_non_english/", output_filename="${language}/" + dump + "/${rank}.jsonl.gz")),
         GopherRepetitionFilter(exclusion_writer=JsonlWriter(f"{removed}/3_gopher_rep")),
@@ -120,7 +135,7 @@ def main() -> None:
         C4QualityFilter(filter_no_terminal_punct=False, exclusion_writer=JsonlWriter(f"{removed}/5_c4")),
         FineWebQualityFilter(exclusion_writer=JsonlWriter(f"{removed}/6_fineweb_qual")),
         JsonlWriter(f"{out}/base_processing/output"),
-    ], files)]
+    ], tasks)]
     filtered = f"{out}/base_processing/output"
     final = filtered
     if not args.no_dedup:
@@ -130,17 +145,17 @@ def main() -> None:
         final = f"{mh}/deduped_output"
         runs += [
             ("minhash_1_signatures", [JsonlReader(filtered), MinhashDedupSignature(f"{mh}/signatures", config=cfg)],
-             files),
+             tasks),
             ("minhash_2_buckets", [MinhashDedupBuckets(f"{mh}/signatures", f"{mh}/buckets", config=cfg)],
              cfg.num_buckets),
             ("minhash_3_cluster", [MinhashDedupCluster(f"{mh}/buckets", f"{mh}/remove_ids", config=cfg)], 1),
             ("minhash_4_filter", [JsonlReader(filtered), TokensCounter(tokenizer_name_or_path=args.tokenizer),
                                   MinhashDedupFilter(f"{mh}/remove_ids"), PIIFormatter(), JsonlWriter(final)],
-             files),
+             tasks),
         ]
     runs.append(("tokenize", [JsonlReader(final), DocumentTokenizer(
         f"{out}/tokens", tokenizer_name_or_path=args.tokenizer, eos_token="<|endoftext|>",
-        local_working_dir=f"{out}/tokens_tmp")], files))
+        local_working_dir=f"{out}/tokens_tmp")], tasks))
     report: dict = {"side": "fineweb", "executors": []}
     for name, pipeline, tasks in runs:
         logs = f"{out}/logs/{name}"
