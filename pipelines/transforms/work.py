@@ -23,7 +23,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 from curation.document import DeadLetter, Document, Removal
-from curation.readers.files import common_root, file_problem, id_path
+from curation.readers.files import file_problem, id_path  # wiring: issue 54 (common_root: id_root)
 from pipelines.transforms import progress
 from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
 from pipelines.transforms.timing import timed
@@ -62,13 +62,21 @@ def slices_for(size: int) -> int:
 class MatchFn(beam.DoFn):
     """``(group, glob)`` -> ``(group, FileMetadata)`` for every file it matches
     (``pipelines.config.inputs.match_files``: names with a backslash too, and the local entries
-    Beam's match drops because it cannot stat them, size 0, each read as one dead letter)."""
+    Beam's match drops because it cannot stat them, size 0, each read as one dead letter);
+    ``(group, listing)`` -> its selected files (``pipelines.config.inputs.input_files``)."""
+
+    def __init__(self, inputs: list[InputSpec] | None = None) -> None:  # wiring: issue 54
+        self.inputs = list(inputs or [])
+
+    def setup(self) -> None:  # wiring: issue 54 (http(s) settings of this worker)
+        from pipelines.config.inputs import apply_http_settings
+        apply_http_settings(self.inputs)
 
     def process(self, element):
-        from pipelines.config.inputs import match_files
+        from pipelines.config.inputs import input_files, match_files
 
         group, pattern = element
-        for m in match_files(pattern):
+        for m in input_files(self.inputs[group], pattern) if self.inputs else match_files(pattern):
             yield group, m
 
 
@@ -79,9 +87,15 @@ class PlanFn(beam.DoFn):
     def __init__(self, inputs: list[InputSpec], records_per_range: int) -> None:
         self.inputs, self.records_per_range = inputs, records_per_range
 
+    def setup(self) -> None:  # wiring: issue 54 (http(s) settings of this worker)
+        from pipelines.config.inputs import apply_http_settings
+        apply_http_settings(self.inputs)
+
     def process(self, element):
+        from pipelines.config.listings import file_size  # wiring: issue 54
+
         group, metadata = element
-        size = metadata.size_in_bytes or 0
+        size = file_size(metadata)  # wiring: issue 54 (a listed file's size is asked here)
         if self.inputs[group].reader == "warc":
             ranges = list(PlanWarcRangesFn(self.records_per_range).process(_path_element(metadata.path)))
             ends = [r.offset for r in ranges[1:]] + [max(size, ranges[-1].offset)]
@@ -102,10 +116,12 @@ class PlanWork(beam.PTransform):
         self.inputs, self.records_per_range = list(inputs), records_per_range
 
     def expand(self, pbegin):
-        patterns = [(i, p) for i, spec in enumerate(self.inputs) for p in spec.paths]
+        from pipelines.config.inputs import work_patterns  # wiring: issue 54
+
+        patterns = work_patterns(self.inputs)  # wiring: issue 54 (globs and listings)
         return (pbegin
                 | "Patterns" >> beam.Create(patterns, reshuffle=False)  # SpreadFiles spreads them
-                | "Match" >> beam.ParDo(MatchFn())
+                | "Match" >> beam.ParDo(MatchFn(self.inputs))  # wiring: issue 54
                 | "SpreadFiles" >> beam.Reshuffle()
                 | "Plan" >> beam.ParDo(PlanFn(self.inputs, self.records_per_range))
                 | "SpreadWork" >> beam.Reshuffle())
@@ -132,10 +148,14 @@ class ReadWorkFn(beam.DoFn):
                  progress: str | None = None) -> None:
         self.inputs, self.progress = list(inputs), progress
         # Document ids hold paths relative to this root (contract 1); without one, each group's
-        # deepest common folder (as ``pipelines.transforms.read.ReadInputs``).
-        self.roots = [input_root if input_root is not None else common_root(spec.paths)
-                      for spec in self.inputs]
+        # deepest common folder (as ``pipelines.transforms.read.ReadInputs``); a listing's base.
+        from pipelines.config.inputs import id_root  # wiring: issue 54
+        self.roots = [id_root(spec, input_root) for spec in self.inputs]  # wiring: issue 54
         self._fns: dict[int, beam.DoFn] = {}
+
+    def setup(self) -> None:  # wiring: issue 54 (http(s) settings of this worker)
+        from pipelines.config.inputs import apply_http_settings
+        apply_http_settings(self.inputs)
 
     def _fn(self, group: int) -> beam.DoFn:
         fn = self._fns.get(group)
