@@ -6,9 +6,11 @@ After a seek (and at the start) the first block is ``FIRST_BLOCK`` bytes, so pro
 file's head or reading one WARC range does not fetch megabytes it will not use; each block that
 continues the previous one is twice as large, up to ``settings.block_bytes``.  Only the current
 block is held.  A read that fails for good (``HttpError``: retries used up, 404, a changed
-file) fails every later read and seek of the stream too: a WARC walker that takes a failed read
-for damaged bytes and looks for the next record must not find one behind a transport error,
-or the failure would read as corrupt data instead of failing the file.
+file) makes every later read of a byte at or after the position it failed at raise the same
+error at once, while the bytes before it can still be read: a WARC walker that takes a failed
+read for damaged bytes and looks for the next record must not find one behind a transport
+error (the failure would read as corrupt data instead of failing the file), and a probe that
+read ahead and failed (``one_gzip_member`` reads a MiB) must not cost the records before it.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class RangeReader(io.RawIOBase):
         self._block, self._block_start = b"", 0
         self._last = FIRST_BLOCK  # bytes the last request asked for
         self._error: HttpError | None = None
+        self._failed_at: int | None = None  # no byte from here on can be read (``_error``)
 
     def readable(self) -> bool:
         return True
@@ -45,11 +48,7 @@ class RangeReader(io.RawIOBase):
     def size(self) -> int:
         if self._info.size is None:
             self._check()
-            try:
-                self._info = self._client._merge(self.url, self._info, self._client.head(self.url).size)
-            except HttpError as e:
-                self._error = e
-                raise
+            self._info = self._client._merge(self.url, self._info, self._client.head(self.url).size)
         return self._info.size
 
     def tell(self) -> int:
@@ -90,21 +89,23 @@ class RangeReader(io.RawIOBase):
         size = self._info.size
         if size is not None and self._pos >= size:
             return False
+        if self._failed_at is not None and self._pos >= self._failed_at:
+            raise self._error
         sequential = self._block and self._pos == self._block_start + len(self._block)
         length = min(self._last * 2, self._client.settings.block_bytes) if sequential else \
             min(FIRST_BLOCK, self._client.settings.block_bytes)
         end = self._pos + length if size is None else min(self._pos + length, size)
+        if self._failed_at is not None:
+            end = min(end, self._failed_at)
         try:
             data, self._info = self._client.read_range(self.url, self._pos, end, self._info)
         except HttpError as e:
-            self._error = e
+            self._error, self._failed_at = e, self._pos
             raise
         self._block, self._block_start, self._last = data, self._pos, length
         return bool(data)
 
     def _check(self) -> None:
-        if self._error is not None:
-            raise self._error
         if self.closed:
             raise ValueError("I/O operation on closed file")
 
