@@ -1,4 +1,4 @@
-"""The HTTP client's retry, backoff, resume and cap logic, without Beam and without a network:
+"""The HTTP client's retry, backoff, resume and cap logic, with no Beam pipeline and no network:
 a scripted opener stands in for urllib3 (each request takes the next action of a script), and
 sleeping is recorded instead of done."""
 from __future__ import annotations
