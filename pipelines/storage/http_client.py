@@ -4,11 +4,10 @@ a cap on the requests in flight to one host.  No Beam here (the filesystem aroun
 ``pipelines.storage.http_filesystem``); the transport is urllib3.
 
 ``Client(settings).read_range(url, start, end)`` returns bytes ``[start, end)`` of the file (fewer
-only at its end) and what the server said about the file (size, ETag).  A try answered 429,
-408 or 5xx, or whose connection fails, times out or is cut before the body ended, is retried
-after a jittered wait; the bytes a cut response delivered are kept and the next try asks only
-for the rest, so no byte is read twice and none is skipped.  ``settings.retries`` tries in a
-row that brought no byte end the read with ``HttpError`` (its ``status``: the last HTTP
+only at its end) and what the server said about the file (size, ETag).  Failed tries are
+retried as ``pipelines.storage.http_retry`` decides; the bytes a cut response delivered are
+kept and the next try asks only for the rest, so no byte is read twice and none is skipped.
+When the retries are used up the read ends with ``HttpError`` (its ``status``: the last HTTP
 status, None for a connection failure).  A 404, 403, a certificate that does not verify, a
 server that ignores Range requests or a file that changes while it is read (its ETag or size)
 fail at once: trying again cannot help.
@@ -21,8 +20,6 @@ file whenever a server compresses on the fly; here every request asks for ``iden
 """
 from __future__ import annotations
 
-import email.utils
-import logging
 import random
 import re
 import threading
@@ -31,30 +28,15 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urljoin, urlsplit
 
+from pipelines.storage.http_retry import (RETRY_STATUSES, HttpError, Progress, Retryable,
+                                          backoff_delay, certificate_failure, describe,
+                                          retry_after_seconds, retrying, transport_errors)
 from pipelines.storage.http_settings import HttpSettings
 
-log = logging.getLogger(__name__)
-
-RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-"""Answers worth trying again (any other 5xx too): throttling ("Slow Down") and server trouble."""
+__all__ = ["Client", "FileInfo", "HttpError", "Transfers", "backoff_delay", "retry_after_seconds"]
 MAX_REDIRECTS = 5
 _CHUNK = 64 * 1024
 _CONTENT_RANGE_RE = re.compile(r"bytes\s+(?:(\d+)-(\d+)|\*)/(\d+|\*)", re.I)
-
-
-class HttpError(OSError):
-    """A request that failed for good: ``status`` is the last HTTP status (None: the connection
-    failed), ``tries`` how many requests were made for it."""
-
-    def __init__(self, message: str, url: str, status: int | None = None, tries: int = 1) -> None:
-        super().__init__(message)
-        self.url, self.status, self.tries = url, status, tries
-
-
-class _Retryable(Exception):
-    def __init__(self, what: str, status: int | None = None, retry_after: float | None = None):
-        super().__init__(what)
-        self.what, self.status, self.retry_after = what, status, retry_after
 
 
 @dataclass(frozen=True)
@@ -76,32 +58,6 @@ class Transfers:
     resumed: int = 0
 
 
-def backoff_delay(settings: HttpSettings, attempt: int, retry_after: float | None = None,
-                  rand: Callable[[], float] = random.random) -> float:
-    """Seconds to wait before retry number ``attempt`` (1-based): full jitter over an
-    exponentially growing cap, at least the server's Retry-After (both capped)."""
-    cap = min(settings.backoff_max, settings.backoff_initial * 2 ** (attempt - 1))
-    delay = rand() * cap
-    if retry_after is not None:
-        delay = max(delay, min(retry_after, settings.backoff_max))
-    return delay
-
-
-def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
-    """A ``Retry-After`` header (seconds, or an HTTP date) as seconds from now; None if absent
-    or unreadable."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value).timestamp()
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when - (time.time() if now is None else now))
-
-
 def _urllib3_opener(settings: HttpSettings):
     """``open(method, url, headers) -> response``: one urllib3 pool manager, pools per host
     sized to the cap, certificates always verified (against ``ca_bundle`` when given)."""
@@ -120,12 +76,6 @@ def _urllib3_opener(settings: HttpSettings):
                                timeout=timeout, preload_content=False, decode_content=False)
 
     return open_
-
-
-def _transport_errors() -> tuple:
-    import urllib3
-
-    return (urllib3.exceptions.HTTPError, OSError)
 
 
 def _host_key(url: str) -> str:
@@ -166,8 +116,7 @@ class Client:
     def _send(self, method: str, url: str, headers: dict):
         """The final response (redirects followed, each from the original's headers)."""
         for _ in range(MAX_REDIRECTS + 1):
-            with self._lock:
-                self.transfers.requests += 1
+            self._count("requests")
             resp = self._open(method, url, headers)
             if resp.status in (301, 302, 303, 307, 308) and resp.headers.get("Location"):
                 url = urljoin(url, resp.headers["Location"])
@@ -181,46 +130,18 @@ class Client:
         status = resp.status
         if status in RETRY_STATUSES or 500 <= status < 600:
             reason = getattr(resp, "reason", "") or ""
-            raise _Retryable(f"HTTP {status} {reason}".strip(), status,
-                             retry_after_seconds(resp.headers.get("Retry-After")))
+            raise Retryable(f"HTTP {status} {reason}".strip(), status,
+                            retry_after_seconds(resp.headers.get("Retry-After")))
         if status >= 400:
             raise HttpError(f"{method} {url}{what}: HTTP {status} "
                             f"{getattr(resp, 'reason', '') or ''}".rstrip(), url, status)
 
-    def _retrying(self, method: str, url: str, what: str, attempt_fn):
-        """``attempt_fn()`` until it returns; ``_Retryable`` and transport errors are retried
-        (``attempt_fn`` returns ``progress=True`` with its error to reset the count)."""
-        failures, last = 0, None
-        while True:
-            try:
-                return attempt_fn()
-            except HttpError:
-                raise
-            except _Progress as p:  # a cut body that delivered bytes: resume without counting
-                last = p.cause
-                with self._lock:
-                    self.transfers.resumed += 1
-                failures = 0
-                continue
-            except _Retryable as e:
-                last = e
-            except _transport_errors() as e:
-                if _certificate_failure(e):
-                    raise HttpError(f"{method} {url}: the server's certificate does not verify "
-                                    f"({_describe(e)}); trust its CA with http.ca_bundle", url) from None
-                last = _Retryable(_describe(e))
-            failures += 1
-            if failures > self.settings.retries:
-                raise HttpError(f"{method} {url}{what}: {last.what} after {failures} tries "
-                                f"(http.retries: {self.settings.retries})", url, last.status,
-                                failures) from None
-            delay = backoff_delay(self.settings, failures, last.retry_after, self._rand)
-            log.info("%s %s%s: %s; retry %d of %d in %.1fs", method, url, what, last.what,
-                     failures, self.settings.retries, delay)
-            with self._lock:
-                self.transfers.retries += 1
-            if delay > 0:
-                self._sleep(delay)
+    def _retry(self, url: str, what: str, attempt):
+        return retrying(self.settings, url, what, attempt, self._sleep, self._rand, self._count)
+
+    def _count(self, kind: str, n: int = 1) -> None:
+        with self._lock:
+            setattr(self.transfers, kind, getattr(self.transfers, kind) + n)
 
     # -- public ----------------------------------------------------------------------------------
 
@@ -241,7 +162,7 @@ class Client:
                 finally:
                     resp.release_conn()
 
-        info = self._retrying("HEAD", url, "", attempt)
+        info = self._retry(url, f"HEAD {url}", attempt)
         if info is None or info.size is None:
             _, info = self.read_range(url, 0, 1)
         return info
@@ -271,23 +192,22 @@ class Client:
                     before = len(got)
                     try:
                         for chunk in resp.stream(_CHUNK, decode_content=False):
-                            with self._lock:
-                                self.transfers.bytes += len(chunk)
+                            self._count("bytes", len(chunk))
                             got.extend(chunk[:want - len(got)])
                             if len(got) >= want and resp.status != 206:
                                 break  # a whole-file answer (Range ignored at byte 0): enough
                         else:
                             complete = True
-                    except _transport_errors() as e:
-                        if len(got) > before and not _certificate_failure(e):
-                            raise _Progress(_Retryable(f"connection cut after {len(got) - before} "
-                                                       f"bytes ({_describe(e)})")) from None
+                    except transport_errors() as e:
+                        if len(got) > before and not certificate_failure(e):
+                            raise Progress(Retryable(f"connection cut after {len(got) - before} "
+                                                     f"bytes ({describe(e)})")) from None
                         raise
                     size = info[0].size
                     if len(got) < want and (size is None or start + len(got) < size):
                         if len(got) > before:
-                            raise _Progress(_Retryable("response ended early"))
-                        raise _Retryable("response ended before its first byte")
+                            raise Progress(Retryable("response ended early"))
+                        raise Retryable("response ended before its first byte")
                     return bytes(got)
                 finally:
                     if complete:
@@ -295,7 +215,7 @@ class Client:
                     else:
                         resp.close()  # a cut, refused or abandoned body: not reusable
 
-        data = self._retrying("GET", url, f" (bytes {start}-{end - 1})", attempt)
+        data = self._retry(url, f"GET {url} (bytes {start}-{end - 1})", attempt)
         return data, info[0]
 
     def _validate(self, url: str, resp, pos: int) -> tuple[int | None, str | None, str | None]:
@@ -325,30 +245,6 @@ class Client:
                         modified or old.last_modified)
 
 
-class _Progress(Exception):
-    """A try that ended early but delivered bytes: the next one resumes (not a failure)."""
-
-    def __init__(self, cause: _Retryable) -> None:
-        super().__init__(cause.what)
-        self.cause = cause
-
-
 def _total_of(resp) -> int | None:
     m = _CONTENT_RANGE_RE.match(resp.headers.get("Content-Range", ""))
     return int(m.group(3)) if m and m.group(3) != "*" else None
-
-
-def _certificate_failure(e: BaseException) -> bool:
-    import ssl
-
-    seen = 0
-    while e is not None and seen < 8:  # the cause chain: urllib3 wraps ssl's error
-        if isinstance(e, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(e):
-            return True
-        e, seen = (getattr(e, "reason", None) or e.__cause__ or e.__context__), seen + 1
-    return False
-
-
-def _describe(e: BaseException) -> str:
-    text = " ".join(str(e).split())
-    return f"{type(e).__name__}: {text[:200]}"

@@ -19,8 +19,9 @@ import io
 from pipelines.storage.http_client import Client, FileInfo, HttpError
 
 FIRST_BLOCK = 128 * 1024
-"""Bytes of the first request after a seek: a gzip member of a Common Crawl WARC record is
-~10-30 KB, so a range reader's first request covers a few records and the next ones grow."""
+"""Bytes of the first request after a seek: a few of a Common Crawl WARC's gzip members, so a
+probe of a file's head or the start of a range read fetches little it will not use; the next
+requests grow."""
 
 
 class RangeReader(io.RawIOBase):
