@@ -1,6 +1,6 @@
 """Path listings as input: a file of relative paths, one a line (Common Crawl's
 ``crawl-data/CC-MAIN-2020-50/warc.paths.gz``, a line per WARC file of the crawl), a base its
-lines are relative to, and a selector for part of it (docs/config.md, "Path listings").
+lines are relative to, and a selector for part of it (docs/config.md, "Path listings and HTTPS inputs").
 
 Selecting, in this order: ``segments`` keeps the lines under the named segments
 (``.../segments/<name>/...``), ``every``/``offset`` the lines whose number in the listing

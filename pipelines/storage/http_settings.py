@@ -1,5 +1,5 @@
 """How the ``http://`` and ``https://`` filesystem talks to a server: the ``http:`` section of a
-curate config (docs/config.md, "Inputs over HTTPS"), one typed dataclass checked when the config
+curate config (docs/config.md, "Path listings and HTTPS inputs"), one typed dataclass checked when the config
 is loaded.  Imports nothing but the standard library, so the config layer and the filesystem
 (``pipelines.storage.http_filesystem``) share it."""
 from __future__ import annotations
