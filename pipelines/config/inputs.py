@@ -1,5 +1,6 @@
 """Planning the inputs on the driver, before any work: every glob matched through Beam's
-FileSystems, every matched file listed once.
+FileSystems, every listing read and its selection made (``pipelines.config.listings``; the
+listed files themselves are not asked anything), every file listed once.
 
 ``plan_inputs(inputs, input_root)`` is what ``load_config`` runs: a glob that matches nothing,
 or a file matched twice (two overlapping globs, or the same file through a symlink, a hard link
@@ -20,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from curation.readers.files import file_identity, file_problem, id_path, is_remote
+from curation.readers.files import common_root, file_identity, file_problem, id_path, is_remote
 
 log = logging.getLogger(__name__)
 _GLOB_RE = re.compile(r"[*?\[]")
@@ -134,6 +135,9 @@ def plan_inputs(inputs, input_root: str, labels: list[str] | None = None) -> lis
     plans = []
     for label, spec in zip(labels, inputs):
         files = []
+        for path, setting, pattern in _listed(spec, label):
+            _add(PlannedFile(path, id_path(path, spec.base), file_problem(path), setting, pattern),
+                 files, seen, ids, spec.source)
         for j, pattern in enumerate(spec.paths):
             setting = f"{label}.paths[{j}]"
             try:
@@ -143,26 +147,89 @@ def plan_inputs(inputs, input_root: str, labels: list[str] | None = None) -> lis
             if not paths:
                 raise InputPlanError(f"{setting}: {pattern!r} matches no file (input_root={input_root!r})")
             for path in paths:
-                f = PlannedFile(path, id_path(path, input_root), file_problem(path), setting, pattern)
-                key = file_identity(path)
-                if key in seen:
-                    first = seen[key]
-                    same = "" if first.path == path else f" (as {first.path!r}: the same file)"
-                    what = repr(path) if path == pattern else f"{pattern!r} matches {path!r}, which is"
-                    raise InputPlanError(
-                        f"{setting}: {what} already matched by "
-                        f"{first.setting} {first.pattern!r}{same}; a file may be read only once "
-                        "(its documents and ids would be duplicated): make the globs disjoint")
-                if f.id_path in ids:  # cannot happen for distinct files; kept as a guard
-                    raise InputPlanError(f"{setting}: {path!r} and {ids[f.id_path].path!r} would "
-                                         f"share document ids ({f.id_path!r})")
-                seen[key] = ids[f.id_path] = f
-                files.append(f)
+                _add(PlannedFile(path, id_path(path, input_root), file_problem(path), setting, pattern),
+                     files, seen, ids, spec.source)
         plans.append(sorted(files, key=lambda f: f.path))
     problems = [f for plan in plans for f in plan if f.problem]
+    return _report(plans, problems)
+
+
+def _listed(spec, label: str):
+    """``(path, setting, line)`` for the selected lines of a listing input (none for globs);
+    pins the listing's sha256 on ``spec`` so each worker reads the same listing."""
+    if getattr(spec, "listing", None) is None:
+        return []
+    from pipelines.config.listings import ListingError, join, load_listing
+
+    try:
+        listed = load_listing(spec.listing, spec.select, label)
+    except ListingError as e:
+        raise InputPlanError(str(e)) from None
+    spec.listing_sha256 = listed.sha256
+    log.info("%s: %d of the %d files of %s selected", label, len(listed.lines), listed.total,
+             spec.listing)
+    return [(join(spec.base, line), f"{label}.listing", line) for line in listed.lines]
+
+
+def _add(f: PlannedFile, files: list, seen: dict, ids: dict, source: str | None) -> None:
+    """Add ``f`` to its input's files; ``InputPlanError`` if it is already planned, or if its
+    documents would get the ids of another file's (the same path under two listing bases)."""
+    key = file_identity(f.path)
+    path, pattern, setting = f.path, f.pattern, f.setting
+    if key in seen:
+        first = seen[key]
+        same = "" if first.path == path else f" (as {first.path!r}: the same file)"
+        what = repr(path) if path == pattern else f"{pattern!r} matches {path!r}, which is"
+        raise InputPlanError(
+            f"{setting}: {what} already matched by "
+            f"{first.setting} {first.pattern!r}{same}; a file may be read only once "
+            "(its documents and ids would be duplicated): make the globs disjoint")
+    id_key = (source, f.id_path)
+    if id_key in ids:  # two bases holding the same relative path, for one source
+        raise InputPlanError(f"{setting}: {path!r} and {ids[id_key].path!r} would "
+                             f"share document ids ({f.id_path!r})")
+    seen[key] = ids[id_key] = f
+    files.append(f)
+
+
+def _report(plans: list, problems: list) -> list:
     for f in problems[:20]:
         log.warning("%s: %s is %s; it will be dead-lettered", f.setting, f.path,
                     f.problem.split(": ", 1)[-1])
     if len(problems) > 20:
         log.warning("... and %d more input files that cannot be read", len(problems) - 20)
     return plans
+
+
+# -- what the job's plan (pipelines.read.plan) asks of an input on its workers -------------
+
+def work_patterns(inputs) -> list[tuple[int, str]]:
+    """``(input index, glob or listing)``: what the plan expands on a worker, one element each
+    (a listing is ONE element: its lines become files there, not in the job's graph)."""
+    return [(i, p) for i, spec in enumerate(inputs)
+            for p in (spec.paths if spec.listing is None else [spec.listing])]
+
+
+def input_files(spec, pattern: str) -> list:
+    """The files one element of ``work_patterns`` names: a glob's matches (``match_files``),
+    or a listing's selected files (``listings.listed_files``: sizes not asked yet)."""
+    if spec.listing is not None and pattern == spec.listing:
+        from pipelines.config.listings import listed_files
+
+        return list(listed_files(spec))
+    return match_files(pattern)
+
+
+def id_root(spec, input_root: str | None) -> str:
+    """What the ids of ``spec``'s documents are relative to: a listing's base (so an id is the
+    file's line of the listing), else ``input_root``, else the deepest folder of its globs."""
+    if spec.listing is not None:
+        return spec.base
+    return input_root if input_root is not None else common_root(spec.paths)
+
+
+def apply_http_settings(inputs) -> None:
+    """This process reads http(s):// with the config's ``http:`` section (``InputSpec.http``)."""
+    from pipelines.storage.http_filesystem import configure
+
+    configure(inputs[0].http if inputs else None)

@@ -24,13 +24,15 @@ from curation.site_boilerplate import SiteBoilerplateConfig
 from curation.quality import QualityConfig
 from curation.readers.warc import DEFAULT_EXTRACTOR, EXTRACTORS
 from curation.sources import SOURCE_BY_SLUG
+from pipelines.config.listings import ListingSelect
+from pipelines.storage.http_settings import HttpSettings
 from infra.config import (ConfigError, build_section, check_overrides, check_value, loader_field,
                           read_config_file, reject_unknown, settable_fields)
 
 READERS = ("pile", "warc", "realnews", "cc_stories")
 
 __all__ = ["CurateConfig", "DecontaminationStage", "DedupConfig", "FuzzyDedupConfig",
-           "InputSpec", "ShardConfig", "TokenizerConfig", "config_from_dict", "load_config"]
+           "HttpSettings", "InputSpec", "ListingSelect", "ShardConfig", "TokenizerConfig", "config_from_dict", "load_config"]
 
 
 def _is_remote(path: str) -> bool:
@@ -59,12 +61,14 @@ def _positive(name: str, value: int) -> None:
 
 @dataclass
 class InputSpec:
-    """One group of raw files read by one reader."""
+    """One group of raw files read by one reader: named by globs (``paths``) or by a path
+    listing (``listing``, ``base``, ``select``; ``pipelines.config.listings``)."""
 
     reader: str
     """``pile``, ``warc``, ``realnews`` or ``cc_stories``."""
-    paths: list[str]
-    """Globs, relative to ``input_root`` unless absolute or a URL (``gs://...``)."""
+    paths: list[str] = field(default_factory=list)
+    """Globs, relative to ``input_root`` unless absolute or a URL (``gs://...``).  Not with
+    ``listing``.  http(s):// URLs cannot be globbed (no directory listing): name each file."""
     source: str | None = None
     """Blend source slug (e.g. ``cc_2020_50``); required except for ``pile`` (which maps
     ``meta.pile_set_name`` through ``curation.sources.PILE_SUBSET_TO_SOURCE``)."""
@@ -72,6 +76,23 @@ class InputSpec:
     """HTML text extractor for ``warc``: ``main_text`` (the default; curation.extraction,
     docs/extraction.md), ``justext`` (MT-NLG's and Pile-CC's, for reproduction) or
     ``resiliparse`` (DCLM's); an error for the other readers."""
+    listing: str | None = None
+    """A file of paths, one a line, relative to ``base`` (plain or gzip; e.g. Common Crawl's
+    ``crawl-data/CC-MAIN-2020-50/warc.paths.gz``): a local path or any URL the job reads,
+    relative to ``input_root``.  Instead of ``paths``."""
+    base: str | None = None
+    """What the listing's lines are relative to (a URL such as ``https://data.commoncrawl.org/``
+    or ``s3://commoncrawl/``, or a folder); default: ``input_root``.  Document ids hold the
+    path relative to it (the listing's line), whatever ``select`` picks."""
+    select: ListingSelect | None = None
+    """Which lines of the listing to read (``first``, ``every``/``offset``, ``segments``);
+    default: all of them."""
+    listing_sha256: str | None = loader_field()
+    """The listing's sha256 when the driver checked it; each worker that reads the listing
+    again checks it is the same."""
+    http: HttpSettings = loader_field(default_factory=HttpSettings)
+    """The config's ``http:`` section, carried by each input so that every step reading one
+    applies it in its worker process."""
 
     def __post_init__(self) -> None:
         if self.extractor is None and self.reader == "warc":
@@ -91,8 +112,19 @@ class InputSpec:
         if self.reader == "warc" and self.extractor not in EXTRACTORS:
             raise ValueError(f"extractor: unknown extractor {self.extractor!r}; expected one of "
                              f"{EXTRACTORS}")
-        if not self.paths:
-            raise ValueError("paths: a non-empty list of globs is required")
+        if self.listing is not None:
+            if self.paths:
+                raise ValueError("paths: not with 'listing' (an input reads globs or a listing); "
+                                 "make them two inputs")
+            if not self.listing.strip():
+                raise ValueError("listing: an empty path")
+        else:
+            if not self.paths:
+                raise ValueError("paths: required setting is missing: a non-empty list of globs, "
+                                 "or a 'listing' instead")
+            for name in ("base", "select"):
+                if getattr(self, name) is not None:
+                    raise ValueError(f"{name}: only used with 'listing'; remove it")
 
 
 @dataclass
@@ -189,6 +221,9 @@ class CurateConfig:
     """Write ``stats/id_index/`` (each document's rows by the hash of its id and URL), so
     ``mtnlg explain`` reads a few small files instead of every stats file; costs a sort of
     small per-document entries per stage (spooled to files by the writers, no shuffle)."""
+    http: HttpSettings = field(default_factory=HttpSettings)
+    """How ``http://`` and ``https://`` inputs are read (``pipelines.storage.http_settings``):
+    retries, backoff, timeout, requests in flight per host, block size, CA bundle."""
     priority: list[str] | None = None
     """Sources from highest to lowest priority for dedup keep decisions (default:
     ``curation.sources``' order)."""
@@ -196,7 +231,10 @@ class CurateConfig:
     """The config file (absolute), set by ``load_config``."""
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        out = dataclasses.asdict(self)
+        for spec in out["inputs"]:
+            spec.pop("http", None)  # a copy of the top-level section (see InputSpec.http)
+        return out
 
     def __post_init__(self) -> None:
         """Checks across sections (each section checked itself when it was built)."""
@@ -219,6 +257,8 @@ def check_files(cfg: CurateConfig) -> None:
     task files, the quality model and the tokenizer.  ``ConfigError`` naming the setting."""
     from pipelines.config.inputs import InputPlanError, plan_inputs
 
+    if cfg.http.ca_bundle:  # before the inputs: an https listing is read with it
+        _check_ca_bundle(cfg.http.ca_bundle)
     try:
         plan_inputs(cfg.inputs, cfg.input_root)
     except InputPlanError as e:
@@ -240,6 +280,21 @@ def check_files(cfg: CurateConfig) -> None:
         raise ConfigError(f"language.model_path: {cfg.language.model_path!r} does not exist")
     if not _exists(cfg.tokenizer.path):
         raise ConfigError(f"tokenizer.path: {cfg.tokenizer.path!r} does not exist")
+
+
+def _check_ca_bundle(path: str) -> None:
+    """``http.ca_bundle`` must be there and hold PEM certificates (``ConfigError`` otherwise)."""
+    import ssl
+
+    from pipelines.storage.staging import StagingError, local_copy
+
+    try:
+        ssl.create_default_context(cafile=local_copy(path))
+    except StagingError as e:
+        raise ConfigError(f"http.ca_bundle: {e}") from None
+    except (ssl.SSLError, OSError, ValueError) as e:
+        raise ConfigError(f"http.ca_bundle: {path!r} holds no PEM certificate "
+                          f"({type(e).__name__}: {e})") from None
 
 
 def _exists(path: str) -> bool:
@@ -300,6 +355,13 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
     cfg.input_root = root if _is_remote(root) else os.path.abspath(_join(base_dir, root))
     for spec in cfg.inputs:
         spec.paths = [_join(cfg.input_root, p) for p in spec.paths]
+        if spec.listing is not None:
+            spec.listing = _join(cfg.input_root, spec.listing)
+            spec.base = cfg.input_root if spec.base is None else _join(cfg.input_root, spec.base)
+        spec.http = cfg.http
+    from pipelines.storage.http_filesystem import configure
+
+    configure(cfg.http)  # the driver's own reads (listings, checks) follow the config too
     cfg.decontamination.tasks = [
         {**t, "path": _join(cfg.input_root, str(t.get("path", "")))} if isinstance(t, dict)
         else _join(cfg.input_root, t) for t in cfg.decontamination.tasks]

@@ -29,6 +29,8 @@ def input_bytes(cfg: CurateConfig) -> int:
     """Size of every input file (the read stage's progress is a share of it); 0 if unknown."""
     from apache_beam.io.filesystems import FileSystems
 
+    if any(spec.listing is not None for spec in cfg.inputs):
+        return 0  # the driver asks nothing of a listing's files: their total is unknown
     try:
         return sum(m.size_in_bytes or 0 for spec in cfg.inputs for pattern in spec.paths
                    for m in FileSystems.match([pattern])[0].metadata_list)

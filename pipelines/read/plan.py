@@ -83,13 +83,21 @@ def warc_ranges(path: str, records_per_range: int = WARC_RECORDS_PER_RANGE) -> l
 class MatchFn(beam.DoFn):
     """``(group, glob)`` -> ``(group, FileMetadata)`` for every file it matches
     (``pipelines.config.inputs.match_files``: names with a backslash too, and the local entries
-    Beam's match drops because it cannot stat them, size 0, each read as one dead letter)."""
+    Beam's match drops because it cannot stat them, size 0, each read as one dead letter);
+    ``(group, listing)`` -> its selected files (``pipelines.config.inputs.input_files``)."""
+
+    def __init__(self, inputs: list[InputSpec]) -> None:
+        self.inputs = list(inputs)
+
+    def setup(self) -> None:  # the http(s) settings apply in each worker process
+        from pipelines.config.inputs import apply_http_settings
+        apply_http_settings(self.inputs)
 
     def process(self, element):
-        from pipelines.config.inputs import match_files
+        from pipelines.config.inputs import input_files
 
         group, pattern = element
-        for m in match_files(pattern):
+        for m in input_files(self.inputs[group], pattern):
             yield group, m
 
 
@@ -100,9 +108,15 @@ class PlanFn(beam.DoFn):
     def __init__(self, inputs: list[InputSpec], records_per_range: int) -> None:
         self.inputs, self.records_per_range = inputs, records_per_range
 
+    def setup(self) -> None:
+        from pipelines.config.inputs import apply_http_settings
+        apply_http_settings(self.inputs)
+
     def process(self, element) -> Iterator:
+        from pipelines.config.listings import file_size
+
         group, metadata = element
-        size = metadata.size_in_bytes or 0
+        size = file_size(metadata)  # a listed file's size is asked here, on a worker
         if self.inputs[group].reader == "warc":
             ranges = warc_ranges(metadata.path, self.records_per_range)
             ends = [r.offset for r in ranges[1:]] + [max(size, ranges[-1].offset)]
@@ -123,10 +137,12 @@ class PlanWork(beam.PTransform):
         self.inputs, self.records_per_range = list(inputs), records_per_range
 
     def expand(self, pbegin):
-        patterns = [(i, p) for i, spec in enumerate(self.inputs) for p in spec.paths]
+        from pipelines.config.inputs import work_patterns
+
+        patterns = work_patterns(self.inputs)  # globs, and listings as one element each
         return (pbegin
                 | "Patterns" >> beam.Create(patterns, reshuffle=False)  # SpreadFiles spreads them
-                | "Match" >> beam.ParDo(MatchFn())
+                | "Match" >> beam.ParDo(MatchFn(self.inputs))
                 | "SpreadFiles" >> beam.Reshuffle()
                 | "Plan" >> beam.ParDo(PlanFn(self.inputs, self.records_per_range))
                 | "SpreadWork" >> beam.Reshuffle())

@@ -26,7 +26,7 @@ from apache_beam.io.filesystems import FileSystems
 from apache_beam.pvalue import TaggedOutput
 
 from curation.document import DeadLetter, Document, Removal, record_problem
-from curation.readers.files import common_root, file_problem, id_path
+from curation.readers.files import file_problem, id_path
 from pipelines.config.job import InputSpec
 from pipelines.plumbing import progress
 from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED, count
@@ -44,14 +44,19 @@ class ReadWorkFn(beam.DoFn):
     """``(group, item, bytes)`` -> documents; ``removed`` and ``dead_letter`` records; and
     ``read``: ``(source, records)`` for the item (every record the reader produced).
     ``input_root``: the root document ids are relative to (the config's ``input_root``; without
-    one, each group's deepest common folder).  ``progress``: the stage folder its progress goes
+    one, each group's deepest common folder; a listing's ``base``).  ``progress``: the stage folder its progress goes
     to (``pipelines.plumbing.progress``)."""
 
     def __init__(self, inputs: list[InputSpec], input_root: str | None = None,
                  progress: str | None = None) -> None:
         self.inputs, self.progress = list(inputs), progress
-        self.roots = [input_root if input_root is not None else common_root(spec.paths)
-                      for spec in self.inputs]
+        from pipelines.config.inputs import id_root
+
+        self.roots = [id_root(spec, input_root) for spec in self.inputs]
+
+    def setup(self) -> None:  # the http(s) settings apply in each worker process
+        from pipelines.config.inputs import apply_http_settings
+        apply_http_settings(self.inputs)
 
     def process(self, element) -> Iterator:
         group, item, nbytes = element

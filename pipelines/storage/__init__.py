@@ -1,5 +1,6 @@
 """File access for jobs and tools: a run's files through Beam's FileSystems (local, gs://,
-s3://), files a worker stages locally (models, tokenizer), evaluation-task files."""
+s3://, and http(s):// for reading), files a worker stages locally (models, tokenizer),
+evaluation-task files."""
 from infra.compat import beam, beam_speed
 
 # Every process that reads or writes a run's files through Beam (the driver of a job, each Beam
@@ -9,3 +10,7 @@ from infra.compat import beam, beam_speed
 # the worker's environment).
 beam_speed.enable()
 beam.default_filesystem_options()
+
+# Beam finds a filesystem among the loaded FileSystem subclasses: importing it registers
+# http:// and https:// in this process (a worker pool's harness imports nothing else first).
+from pipelines.storage import http_filesystem  # noqa: E402,F401
