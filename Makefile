@@ -23,12 +23,12 @@ venv: $(STAMP)
 # What `make demo` and `make test` run writes the bytecode of each module it imports once, into
 # .venv/pycache rather than next to any source, even where PYTHONDONTWRITEBYTECODE is set (as on
 # these VMs): otherwise every process, Beam worker and training rank compiles torch and Beam
-# again (an import of both: 5 s with bytecode, 12-18 s without).
+# again (an import of both costs several times as much without bytecode).
 PYCACHE := PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache PYTHONDONTWRITEBYTECODE=
 # Compiled when the venv is made: without it, the suite's first processes all compiled the same
-# modules at once (the suite took 50 s longer with an empty .venv/pycache). Two interpreters, one
-# per core, compile the torch side and the Beam side at once: 16.5 s where one took 29.5 s (2-core
-# VM); a module both import is written twice, each time whole (Python replaces a .pyc atomically).
+# modules at once. Two interpreters, one per core, compile the torch side and the Beam side at
+# once (faster than one doing both); a module both import is written twice, each time whole
+# (Python replaces a .pyc atomically).
 # The torch side is what the launcher's forkserver preloads for every rank (one list:
 # training.elastic.WORKER_PRELOAD).
 WARM_TORCH := import importlib, torch.distributed.checkpoint, training.elastic as e; \
@@ -38,13 +38,13 @@ WARM_BEAM := mtnlg.cli, pipelines.curate, apache_beam.runners.portability.fn_api
 
 # Everything: the base (curation worker) set plus [train] (torch), [aws] (s3://), [hf], [dev]
 # and [eval], each at the version requirements/lock.txt pins (pip constraints), installed by uv
-# (pinned below) from the sources pip is configured with (requirements/uv_sources.py): about
-# 25 s on the 2-core VM where pip took about 4 minutes. Bytecode: uv compiling all 22,000
-# modules took 45 s, and a run imports a fraction of them; the modules every command imports
+# (pinned below) from the sources pip is configured with (requirements/uv_sources.py): several
+# times faster than pip (README, "The two commands"). Bytecode: uv would compile every module of
+# the venv, and a run imports a fraction of them; the modules every command imports
 # are compiled once by importing them (WARM_TORCH, WARM_BEAM, into PYCACHE), the rest on first use.
 # The venv is made without pip and uv is installed into it by the system Python's pip, where
-# there is one (a venv with pip, upgraded, took 12 s before uv ran; this takes 3-4 s: uv's wheel
-# has no dependencies and three small Python files, so pip neither resolves nor compiles); pip itself
+# there is one (faster than a venv with pip, upgraded: uv's wheel has no dependencies and three
+# small Python files, so pip neither resolves nor compiles); pip itself
 # (tests and the cluster helpers use it) is installed by uv with the rest. Without a system
 # pip, the venv gets pip from ensurepip and installs uv with it.
 # The lock pins torch's CPU build (2.13.0+cpu, on this machine's disk): a CPU machine never gets

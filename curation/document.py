@@ -130,7 +130,7 @@ MAX_META_ITEMS = 100_000
 def has_lone_surrogate(text: str) -> bool:
     """JSON ``"\\ud800"`` escapes decode to strings that UTF-8 cannot encode.  A Python string
     fails strict UTF-8 encoding exactly when it holds a surrogate code point; the encoder finds
-    that ~5x faster than a regex scan of the text."""
+    that faster than a regex scan of the text."""
     if text.isascii():
         return False
     try:

@@ -357,7 +357,7 @@ def text_features(texts: list[str], n: int = 5, kind: ShingleKind = "word", num_
             group = docs[i:j]
             lo, hi = first[group[0]], ends[j - 1]
             if hi - lo > _CHUNK:  # one long text: block by block, or (num_perm x its shingles)
-                d = int(group[0])  # would be held at once (1.4 GB for a 10 MB page)
+                d = int(group[0])  # would be held at once (gigabytes for a page of megabytes)
                 if valid[d]:
                     out[d] = (signature_from_hashes(hashes[lo:hi], num_perm, seed, scheme),
                               np.unique(hashes[lo:hi]) if with_sets else None)

@@ -126,7 +126,7 @@ def _loaded(path: str, json_path: str | None, vocab_merges: tuple[str, str] | No
         tok.encode_special_tokens = True  # literal "<|endoftext|>" in text is just text
         from curation.bpe_words import WordEncoder, applies
 
-        words = WordEncoder(tok) if applies(tok) else None  # same ids, ~4x less CPU
+        words = WordEncoder(tok) if applies(tok) else None  # same ids, less CPU (bench/RESULTS.md, "Tokenization and shards")
         _LOADED.clear()  # one tokenizer per job: keep only the newest
         _LOADED[key] = (tok, hashlib.sha256(data).hexdigest(), words)
     return _LOADED[key]

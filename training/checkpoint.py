@@ -49,7 +49,7 @@ class CheckpointError(ValueError):
 
 # --- state of the model parts -------------------------------------------------------------------
 # DCP is imported where a state is saved, read or loaded: a launcher verifies a checkpoint's
-# checksums (and catches CheckpointError) without it (1-1.5 s of CPU per process here).
+# checksums (and catches CheckpointError) without paying for its import.
 def _dcp():
     import torch.distributed.checkpoint as dcp
 

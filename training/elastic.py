@@ -23,8 +23,9 @@ What the agent does for us, instead of a hand-written relaunch:
 
 The workers are forked from a multiprocessing forkserver that imported torch and the trainer
 once (``WORKER_PRELOAD``), not started as fresh interpreters that each import them: a node's
-ranks, and every restarted set, skip ~4 s of CPU each here (more where the packages live on a
-shared filesystem and every rank of every node reads them at once). The forkserver holds no
+ranks, and every restarted set, skip those imports (bench/RESULTS.md, "Start-up: ranks forked
+from a forkserver vs fresh interpreters"; more where the packages live on a shared filesystem and
+every rank of every node reads them at once). The forkserver holds no
 thread, CUDA context or process group, so forking from it is as safe as a fresh interpreter;
 it exits with the launcher. A rank's command line is the forkserver's
 (``multiprocessing.forkserver``); its parent is the forkserver, a child of the launcher.
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 # including what torch imports lazily on first use (dynamo: the first call of a function torch
 # wraps with `_disable_dynamo`, e.g. the model's init on the meta device; the parallel APIs:
 # parallelize; tensorboard: the metrics logger). Otherwise every rank, and every rank again
-# after a restart, imports them itself: 1.0-1.3 s of CPU per rank (dynamo 0.7-1.0 s of it).
+# after a restart, imports them itself (dynamo the largest part).
 WORKER_PRELOAD = ("training.launch", "training.trainer", "training.checkpoint", "torch._dynamo",
                   "torch.distributed.pipelining", "torch.distributed.fsdp",
                   "torch.distributed._composable.replicate_with_fsdp",

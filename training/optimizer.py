@@ -18,7 +18,7 @@ and DTensor" (reproduced on the CPU with ``foreach`` forced: tests/training/test
 Each group is therefore split until its parameters are plain tensors only or DTensors
 of one mesh only (``foreach_groups``; FSDP over tensor parallelism puts parameters on a (dp, tp)
 and a (dp) mesh). On the CPU torch steps one tensor at a time, which mixes freely (and was
-faster here: the layout tests' ranks took 10% more CPU with ``foreach=True``). The checkpoint's
+was faster in the layout tests' ranks than ``foreach=True``). The checkpoint's
 optimizer state is keyed by parameter name, not by group, so any split loads.
 """
 

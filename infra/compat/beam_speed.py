@@ -110,9 +110,9 @@ def reuse_s3_clients() -> bool:
 
     Beam's ``S3FileSystem`` makes a new ``s3io.S3IO(options=...)`` in every method (open, create,
     match, exists, rename, delete, ...), and each builds a boto3 session and client, which loads
-    botocore's service model and endpoint rules from JSON: ~0.2 s of CPU per file operation.  A
-    curate run of the 845-document sample on S3 (moto) spent 70% of its time there (229 s ->
-    83 s with this).  boto3 clients are thread-safe.  Returns whether the patch is in place."""
+    botocore's service model and endpoint rules from JSON on every file operation: most of a
+    curate run's time on S3 went there (docs/runners.md, "Beam's fixed cost per job, and the
+    speed-only patches").  boto3 clients are thread-safe.  Returns whether the patch is in place."""
     try:
         from apache_beam.io.aws import s3io
         from apache_beam.io.aws.clients.s3 import boto3_client
@@ -232,8 +232,8 @@ def memoize_yield_return_check() -> bool:
 
     ``ParDo`` calls it for its DoFn's ``process`` each time one is made, and it reads and scans
     that function's source (``inspect.getsourcelines``, which tokenizes the module's source):
-    every ``beam.Map``/``FlatMap``/``Filter`` asks again about the same wrapper method, ~400
-    times for one curate job (0.14 s of CPU).  The answer depends only on the function's source,
+    every ``beam.Map``/``FlatMap``/``Filter`` asks again about the same wrapper method, hundreds
+    of times for one curate job.  The answer depends only on the function's source,
     so plain functions and methods are cached by their function object (weakly); any other
     callable is checked every time, as before."""
     from apache_beam.transforms import core

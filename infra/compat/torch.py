@@ -49,7 +49,7 @@ def check() -> None:
     require("mesh" in params and params["mesh"].kind is inspect.Parameter.KEYWORD_ONLY, lib,
             "replicate_with_fsdp.replicate(module, *, mesh=...) is gone")
     # The names the constructor's bytecode stores and loads, not its source: inspect.getsource
-    # of a class parses the whole module (0.3 s of CPU in every training process).
+    # of a class parses the whole module, a cost every training process would pay.
     init = getattr(ScheduleInterleaved1F1B.__init__, "__code__", None)
     require(init is not None and "number_of_rounds" in init.co_names, lib,
             "ScheduleInterleaved1F1B no longer computes its schedule from number_of_rounds")
