@@ -130,11 +130,36 @@ class _Collector:
         self.lead_link, self.lead_open = 0, True
 
 
-def read_page(html: str) -> Page | None:
-    """The page's elements and paragraphs, or None when it has no ``<body>``."""
+def parse_html(html: str):
+    """The page parsed by Lexbor (selectolax's ``LexborHTMLParser``)."""
     from selectolax.lexbor import LexborHTMLParser
 
-    tree = LexborHTMLParser(html)
+    return LexborHTMLParser(html)
+
+
+_NOT_TEXT_QUERY = 'script:not([type*="ld+json" i]), style'
+
+
+def page_text(tree, max_chars: int) -> str:
+    """The first ``max_chars`` characters of the text of the page's ``<body>``, a line per text
+    node, "" without a body: a cheap look at the page for the early language decision
+    (``curation.language``), all in Lexbor's C code, before any walk.
+
+    It removes the page's scripts (except JSON-LD, which ``Page.json_ld`` reads) and styles from
+    ``tree``, the only elements of ``NOT_TEXT`` that hold much text: ``read_page`` skips them
+    anyway, so its result on the tree is the same (tests/curation/test_early_language.py)."""
+    body = tree.body
+    if body is None:
+        return ""
+    for node in tree.css(_NOT_TEXT_QUERY):
+        node.decompose()
+    return body.text(separator="\n", skip_empty=True)[:max_chars]
+
+
+def read_page(html) -> Page | None:
+    """The page's elements and paragraphs, or None when it has no ``<body>``; ``html``: the
+    markup, or the page already parsed (``parse_html``)."""
+    tree = parse_html(html) if isinstance(html, str) else html
     body = tree.body
     if body is None:
         return None
