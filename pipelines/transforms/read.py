@@ -78,7 +78,7 @@ def _route(rec, path: str, name: str) -> Iterator:
         yield rec
     elif isinstance(rec, Removal):
         count("read", rec.doc.source, "read")
-        count("read", rec.doc.source, "removed", rec.reason)
+        count(rec.stage, rec.doc.source, "removed", rec.reason)  # wiring (issue 52): early language removals are the language stage's
         yield beam.pvalue.TaggedOutput(REMOVED, rec)
     elif isinstance(rec, DeadLetter):
         count("read", rec.source, "dead_letter")
@@ -171,9 +171,19 @@ class PlanWarcRangesFn(beam.DoFn):
 class ReadWarcRangeFn(beam.DoFn):
     """One ``WarcRange`` -> its documents, read-stage removals and dead letters."""
 
-    def __init__(self, spec: InputSpec, input_root: str) -> None:
+    def __init__(self, spec: InputSpec, input_root: str, language=None, model_sha256=None) -> None:
         self.spec = spec
         self.input_root = input_root
+        # wiring (issue 52): the early language decision of ``read_warc``, its model staged as LanguageFn's
+        self.language, self.model_sha256, self._identifier = language, model_sha256, None
+
+    def setup(self) -> None:  # wiring (issue 52)
+        if self.language is not None and self.language.early_score > 0 and self._identifier is None:
+            from curation.language import make_identifier
+            from pipelines.storage.staging import local_copy
+
+            path = local_copy(self.language.model_path, self.model_sha256) if self.language.model_path else None
+            self._identifier = make_identifier(self.language, path)
 
     @timed("read")
     def process(self, r) -> Iterator:
@@ -189,7 +199,8 @@ class ReadWarcRangeFn(beam.DoFn):
             with FileSystems.open(r.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
                 f.seek(r.offset)
                 for rec in read_warc(f, r.path, self.spec.source, self.spec.extractor,
-                                     first_record=r.first_record, max_records=r.count, id_path=name):
+                                     first_record=r.first_record, max_records=r.count, id_path=name,
+                                     language=self.language, identifier=self._identifier):  # wiring (issue 52)
                     emitted += 1
                     yield from _route(rec, r.path, name)
         except (Exception, RecursionError) as e:  # noqa: BLE001

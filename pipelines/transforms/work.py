@@ -28,6 +28,7 @@ from pipelines.transforms import progress
 from pipelines.transforms.outputs import DEAD_LETTER, REMOVED
 from pipelines.transforms.timing import timed
 from pipelines.config.job import InputSpec
+from pipelines.storage.staging import sha256_of  # wiring (issue 52)
 from pipelines.transforms.read import (WARC_RECORDS_PER_RANGE, PlanWarcRangesFn, ReadFileFn, ReadWarcRangeFn,
                             _dead, _fail, _path_element, _records, _route)
 
@@ -129,8 +130,12 @@ class ReadWorkFn(beam.DoFn):
     ``progress``: the stage folder its progress goes to (``pipelines.transforms.progress``)."""
 
     def __init__(self, inputs: list[InputSpec], input_root: str | None = None,
-                 progress: str | None = None) -> None:
+                 progress: str | None = None, language=None, language_skip=()) -> None:
         self.inputs, self.progress = list(inputs), progress
+        # wiring (issue 52): the early language decision for WARC inputs; its model pinned here, as LanguageFn's
+        self.language, self.language_skip = language, frozenset(language_skip)
+        self.model_sha256 = (sha256_of(language.model_path)
+                             if language is not None and language.early_score > 0 and language.model_path else None)
         # Document ids hold paths relative to this root (contract 1); without one, each group's
         # deepest common folder (as ``pipelines.transforms.read.ReadInputs``).
         self.roots = [input_root if input_root is not None else common_root(spec.paths)
@@ -141,7 +146,9 @@ class ReadWorkFn(beam.DoFn):
         fn = self._fns.get(group)
         if fn is None:
             spec, root = self.inputs[group], self.roots[group]
-            fn = ReadWarcRangeFn(spec, root) if spec.reader == "warc" else ReadFileFn(spec, root)
+            early = None if spec.source in self.language_skip else self.language  # wiring (issue 52)
+            fn = (ReadWarcRangeFn(spec, root, early, self.model_sha256) if spec.reader == "warc"
+                  else ReadFileFn(spec, root))
             fn.setup()
             self._fns[group] = fn
         return fn
