@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import io
 import logging
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, BinaryIO, Iterator
@@ -49,6 +48,7 @@ from curation.extraction import (MAX_HTML_DEPTH, MAX_JUSTEXT_BLOCKS, extract_mai
                                  too_many_blocks)
 from curation.extraction.page import page_text, parse_html
 from curation.readers._io import DEFAULT_MAX_DOC_BYTES, id_name, printable_excerpt
+from curation.readers.charset import decode_html
 from curation.readers.http_body import http_body
 from curation.readers.warc_records import WarcEntry, one_gzip_member, warc_entries
 
@@ -63,58 +63,6 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 WARC_TYPES = ("warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion",
               "continuation")
 """WARC 1.1 record types; only ``response`` and ``conversion`` hold documents."""
-_META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)""", re.I)
-_HEADER_CHARSET_RE = re.compile(r"charset\s*=\s*[\"']?([a-zA-Z0-9_\-:.]+)", re.I)
-
-
-def _valid_codec(name: str | None) -> str | None:
-    import codecs
-
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def decode_html(payload: bytes, content_type: str = "") -> str:
-    """Decode HTML bytes.  Candidates in order: the charset of the HTTP header, ``<meta
-    charset>`` in the first 4 KB, resiliparse's detector, UTF-8; the first that decodes to
-    plausible markup wins.  Servers lie (``charset=utf-16`` on an ASCII page decodes "fine" to
-    CJK noise with no ``<`` left), so a candidate that fails strictly or turns the page's
-    ASCII markup into something else is skipped.  Undecodable bytes of the winner are dropped
-    (web pages are messy and one bad byte must not lose the page)."""
-    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
-
-    m = _HEADER_CHARSET_RE.search(content_type)
-    m2 = _META_CHARSET_RE.search(payload[:4096])
-    candidates = [_valid_codec(m.group(1)) if m else None,
-                  _valid_codec(m2.group(1).decode("ascii", "ignore")) if m2 else None,
-                  _valid_codec(detect_encoding(payload)), "utf-8"]
-    tried = []
-    for enc in candidates:
-        if enc is None or enc in tried:
-            continue
-        tried.append(enc)
-        if _plausible(payload, enc):
-            return bytes_to_str(payload, enc, errors="ignore", fallback_encodings=())
-    return bytes_to_str(payload, tried[0], errors="ignore")
-
-
-def _plausible(payload: bytes, encoding: str, probe: int = 8192) -> bool:
-    """Whether ``encoding`` decodes the page's head with at most 1% bad characters and keeps
-    its markup: a page whose bytes hold ASCII ``<`` must still show ``<`` when decoded."""
-    head = payload[:probe]
-    try:
-        text = head.decode(encoding, "replace")
-    except LookupError:
-        return False
-    if text.count("\ufffd") > max(2, len(text) // 100):
-        return False
-    return b"<" not in head or "<" in text
-
-
 @lru_cache(maxsize=1)
 def _english_stoplist() -> frozenset[str]:
     import justext
