@@ -223,6 +223,18 @@ def _few_tags(html: str | bytes, limit: int) -> bool:
     return html.count(b"<" if isinstance(html, bytes) else "<") <= limit
 
 
+MAX_UNSCANNED_TAGS = 5000
+"""A page with at most this many "<" may be parsed before its depth is scanned: whatever it
+nests, Lexbor's parse stays bounded (about 20 ms at the worst nesting measured, 5,000 nested
+``<div>`` or ``<li>``: bench/RESULTS.md, "The read stage: issue 52 item 2"; 98% of the real
+pages of the annotated sets have fewer).  The early language decision uses this."""
+
+
+def parse_is_bounded(html: str | bytes) -> bool:
+    """Whether ``html`` is small enough in tags (``MAX_UNSCANNED_TAGS``) to be parsed unscanned."""
+    return _few_tags(html, MAX_UNSCANNED_TAGS)
+
+
 def markup_too_deep(html: str | bytes, limit: int = MAX_HTML_DEPTH) -> bool:
     """Whether the page nests deeper than ``limit`` (``markup_depth``)."""
     return not _few_tags(html, limit) and markup_depth(html, limit) > limit

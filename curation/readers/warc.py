@@ -15,7 +15,9 @@ Record handling, by WARC-Type:
 - ``response`` whose page is surely not in an allowed language (``read_warc(...,
   language=)``, ``curation.language.LanguageConfig.early_score``: a look at the page's text
   before extraction) -> ``Removal(language, wrong_language)`` with ``detail["early"]`` and the
-  decision's score; its text is not extracted.
+  decision's score; its text is not extracted.  A page with few tags
+  (``curation.extraction.markup.parse_is_bounded``) gets this decision before the depth scan
+  below, so such a page nested too deep but surely foreign is removed by language instead.
 - ``response`` whose block is not an HTTP message -> ``DeadLetter`` (we cannot parse it).
 - ``conversion`` (WET) records: the block is plain UTF-8 text, taken as is.
 - ``warcinfo``, ``request``, ``metadata``, ``resource``, ``revisit``, ``continuation``: not
@@ -46,6 +48,7 @@ from typing import Any, BinaryIO, Iterator
 from curation.document import DeadLetter, Document, Removal
 from curation.extraction import (MAX_HTML_DEPTH, MAX_JUSTEXT_BLOCKS, extract_main_text, markup_too_deep,
                                  too_many_blocks)
+from curation.extraction.markup import parse_is_bounded
 from curation.extraction.page import page_text, parse_html
 from curation.readers._io import DEFAULT_MAX_DOC_BYTES, id_name, printable_excerpt
 from curation.readers.charset import decode_html
@@ -138,15 +141,24 @@ def _response(record, doc_id: str, source: str, location: str, extractor: str, m
     if size > max_doc_bytes:
         return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "too_large",
                        {"bytes": size, "max_doc_bytes": max_doc_bytes})
+    html = tree = None
+    if early is not None and parse_is_bounded(payload):
+        # The early decision first: the scan for depth below is needed only by the pages it
+        # lets through, and this page's parse is bounded by its few tags whatever its depth.
+        html = decode_html(payload, content_type)
+        tree = parse_html(html)
+        removal = early_removal(tree, early, Document(doc_id, source, "", url=url, meta=meta))
+        if removal is not None:
+            return removal
     if markup_too_deep(payload):
         return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "markup_too_deep",
                        {"max_depth": MAX_HTML_DEPTH})
     if extractor == "justext" and too_many_blocks(payload):
         extractor = "resiliparse"  # bounded time; recorded so the text's origin stays visible
         meta["extractor"] = f"resiliparse (more than {MAX_JUSTEXT_BLOCKS} blocks for jusText)"
-    html = decode_html(payload, content_type)
-    tree = None
-    if early is not None:
+    if html is None:
+        html = decode_html(payload, content_type)
+    if early is not None and tree is None:
         tree = parse_html(html)
         removal = early_removal(tree, early, Document(doc_id, source, "", url=url, meta=meta))
         if removal is not None:

@@ -157,3 +157,22 @@ def test_page_text_leaves_out_scripts_and_styles_and_keeps_json_ld():
 def test_settings_are_checked_with_their_name(field, value, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]")):
         LanguageConfig(**{field: value})
+
+
+def test_the_depth_scan_comes_after_the_decision_only_where_the_parse_is_bounded(identifier):
+    """Pages of at most ``MAX_UNSCANNED_TAGS`` "<" are parsed for the early decision before
+    their depth is scanned: a surely foreign one is removed by language whatever its depth; a
+    page it lets through, and every page with more tags, meets the scan first as before."""
+    from curation.extraction.markup import MAX_UNSCANNED_TAGS
+
+    german = " ".join(["Der Fluss fließt durch die kleine Stadt und die Menschen lesen Bücher."] * 30)
+    english = " ".join(["The river runs through the small town and people read books there."] * 30)
+    few, many = 600, MAX_UNSCANNED_TAGS + 100
+    pages = [("https://a/1", f"<html><body>{'<div>' * few}<p>{german}</p></body></html>".encode()),
+             ("https://a/2", f"<html><body>{'<div>' * few}<p>{english}</p></body></html>".encode()),
+             ("https://a/3", f"<html><body>{'<div>' * many}<p>{german}</p></body></html>".encode())]
+    out = list(read_warc(io.BytesIO(_warc(pages)), "x.warc.gz", "cc", language=CFG, identifier=identifier))
+    assert [(r.stage, r.reason) for r in out] == [("language", "wrong_language"), ("read", "markup_too_deep"),
+                                                  ("read", "markup_too_deep")]
+    plain = list(read_warc(io.BytesIO(_warc(pages)), "x.warc.gz", "cc"))
+    assert {(r.stage, r.reason) for r in plain} == {("read", "markup_too_deep")}
