@@ -18,6 +18,14 @@ members, WARC headers, record blocks), ``http body`` (content codings, the bound
 tree has them; before, the parse is part of ``extract``), ``extract`` (``extract_text``), ``reader other`` (the rest of ``read_warc``), and with
 ``--chain`` ``normalize`` and ``language``.
 
+``--dofns`` measures the read stage's DoFns instead, chained as ``pipelines.stages.build_read``
+chains them (the WARC range reader with its routing and counters, normalize, language id; the
+shipped ``mtnlg`` config, block cache off), without a Beam runner: the read stage as the job
+runs it, each DoFn's own CPU.
+
+``--parsers`` times the WARC walk alone, the project's (``warc_entries``) against FastWARC's
+``ArchiveIterator``, alternating (issue 52 lever 1).
+
 ``--baseline TREE`` runs the same measurement with TREE's ``curation`` (a checkout, e.g.
 ``git archive 52f5aa7 | tar -x -C /tmp/base``) in a subprocess, alternating with this tree
 (A B B A for ``--repeats 2``), and prints min / median / max per side.  Only in-process CPU is
@@ -157,6 +165,92 @@ def measure(files: list[str], chain: bool, cprofile: str | None) -> dict:
             "outcomes": dict(outcomes)}
 
 
+def write_job_config(set_dir: str) -> str:
+    """The shipped ``mtnlg`` config with the set as its input, decontamination and the block
+    cache off (as ``bench_vs_fineweb`` runs it)."""
+    import yaml
+
+    with open(os.path.join(ROOT, "data_manifests", "sources", "mtnlg.yaml")) as f:
+        cfg = yaml.safe_load(f)
+    cfg.update(name="read_stage", input_root=os.path.join(set_dir, "input"),
+               inputs=[{"reader": "warc", "source": "cc_2020_50", "extractor": "main_text",
+                        "paths": ["cc/*.warc.gz"]}], decontamination={"enabled": False})
+    cfg.setdefault("language", {})["cached_blocks"] = 0
+    path = os.path.join(set_dir, "read_stage_config.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(cfg, f, sort_keys=False)
+    return path
+
+
+def measure_dofns(files: list[str], set_dir: str) -> dict:
+    """The read stage's DoFns as ``pipelines.stages.build_read`` chains them (reader with its
+    routing and counters, normalize, language id), on the work items ``PlanFn`` makes of
+    ``files``, without a runner: each DoFn's own CPU."""
+    import inspect
+
+    from apache_beam.pvalue import TaggedOutput
+
+    from pipelines.config.job import load_config
+    from pipelines.transforms.chain import ChainFn, chain_filter
+    from pipelines.transforms.filters import LanguageFn, NormalizeFn
+    from pipelines.transforms.work import PlanFn, ReadWorkFn
+
+    cfg = load_config(write_job_config(set_dir))
+    early = {"language": cfg.language} if "language" in inspect.signature(ReadWorkFn).parameters else {}
+    fns = [ReadWorkFn(cfg.inputs, cfg.input_root, None, **early), NormalizeFn(),
+           chain_filter(LanguageFn(cfg.language))]
+    for name, fn in zip(("dofn read", "dofn normalize", "dofn language"), fns):
+        fn.process = _own(name, fn.process, generator=True)
+    chain = ChainFn(fns)
+    chain.setup()
+    from pipelines.config.inputs import match_files
+
+    plan = PlanFn(cfg.inputs, 200)
+    items = [it for path in files for m in match_files(path) for it in plan.process((0, m))]
+    outcomes: Counter = Counter()
+    c0 = time.process_time()
+    for item in items:
+        for out in chain.process(item):
+            tag = out.tag if isinstance(out, TaggedOutput) else "kept"
+            if tag != "read":
+                outcomes[tag] += 1
+    cpu = time.process_time() - c0
+    records = sum(outcomes.values())
+    return {"records": records, "cpu_s": cpu, "ms_per_record": 1000 * cpu / max(1, records),
+            "steps_ms": {k: 1000 * v / max(1, records) for k, v in SPENT.most_common()},
+            "outcomes": dict(outcomes)}
+
+
+def measure_parsers(files: list[str], repeats: int) -> dict:
+    """The WARC walk alone: ``warc_entries`` (warcio under the project's framing and damage
+    checks, every block read) against FastWARC's ``ArchiveIterator`` (HTTP headers parsed, every
+    record's content read), alternating, CPU ms per response record."""
+    from fastwarc.warc import ArchiveIterator
+
+    from curation.readers.warc_records import warc_entries
+
+    def ours(path):
+        with open(path, "rb") as f:
+            return sum(e.record is not None and e.record.rec_type == "response" for e in warc_entries(f, path))
+
+    def fastwarc(path):
+        n = 0
+        with open(path, "rb") as f:
+            for r in ArchiveIterator(f, parse_http=True):
+                r.reader.read()
+                n += r.headers.get("WARC-Type") == "response"
+        return n
+
+    runs: dict[str, list[float]] = {"warcio (warc_entries)": [], "FastWARC": []}
+    for i in range(2 * repeats):
+        for name in (list(runs) if i % 2 == 0 else list(runs)[::-1]):
+            fn = ours if name.startswith("warcio") else fastwarc
+            c0 = time.process_time()
+            responses = sum(fn(p) for p in files)
+            runs[name].append(1000 * (time.process_time() - c0) / responses)
+    return {name: {"min": min(v), "median": statistics.median(v), "max": max(v)} for name, v in runs.items()}
+
+
 def ensure_set(dest: str) -> list[str]:
     files = sorted(glob.glob(os.path.join(dest, "input", "cc", "*.warc.gz")))
     if len(files) == 64:
@@ -174,6 +268,8 @@ def main(argv=None) -> int:
     ap.add_argument("--set", default="/tmp/read_stage_set")
     ap.add_argument("--files", type=int, default=8)
     ap.add_argument("--chain", action="store_true")
+    ap.add_argument("--dofns", action="store_true", help="the read stage's DoFns, chained as the job chains them")
+    ap.add_argument("--parsers", action="store_true", help="the WARC walk alone: warcio against FastWARC")
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--baseline", default=None)
     ap.add_argument("--cprofile", default=None)
@@ -182,8 +278,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     files = ensure_set(args.set)
     files = files[::max(1, len(files) // args.files)][:args.files]
+    if args.parsers:
+        for name, v in measure_parsers(files, args.repeats).items():
+            print(f"{name}: CPU ms per response record min {v['min']:.3f} median {v['median']:.3f} max {v['max']:.3f}")
+        return 0
     if args.one or not args.baseline:
-        out = measure(files, args.chain, args.cprofile)
+        out = measure_dofns(files, args.set) if args.dofns else measure(files, args.chain, args.cprofile)
         text = json.dumps(out)
         if args.json:
             with open(args.json, "w") as f:
@@ -201,6 +301,7 @@ def main(argv=None) -> int:
         tree = args.baseline if side == "baseline" else ROOT
         cmd = [sys.executable, os.path.abspath(__file__), "--set", args.set, "--files", str(args.files), "--one"]
         cmd += ["--chain"] if args.chain else []
+        cmd += ["--dofns"] if args.dofns else []
         env = dict(os.environ, PYTHONPATH=tree)
         res = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
         runs[side].append(json.loads(res.stdout.strip().splitlines()[-1]))
