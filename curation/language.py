@@ -89,9 +89,8 @@ class LanguageConfig:
             raise ValueError(f"block_chars: must be >= 1, got {self.block_chars}")
         if self.cached_blocks < 0:
             raise ValueError(f"cached_blocks: must be >= 0, got {self.cached_blocks}")
-        if not 0.0 <= self.early_score <= self.min_score:
-            raise ValueError(f"early_score: must be in [0, min_score {self.min_score}] (0: off), "
-                             f"got {self.early_score}")
+        if not 0.0 <= self.early_score < 1.0:
+            raise ValueError(f"early_score: must be in [0, 1) (0: off), got {self.early_score}")
         if self.early_chars < 1:
             raise ValueError(f"early_chars: must be >= 1, got {self.early_chars}")
         if self.early_block_chars < 1:
