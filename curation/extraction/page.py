@@ -145,6 +145,9 @@ def read_page(html) -> Page | None:
             continue
         frame[0] = node.next
         if node.tag_id == text_id:  # (an int: cheaper than the tag's name, half the nodes are text)
+            if node.is_empty_text_node:  # only ASCII whitespace (layout between tags): a space
+                parts.append(" ")
+                continue
             t = node.text_content
             if t:
                 # Source newlines are layout, not breaks: <br> adds the only "\n".

@@ -172,5 +172,7 @@ def test_read_page_equals_the_old_walk_on_small_pages():
     for html in ["<p>a<br>b</p>", "<table><tr><td>x</td><td> </td><td>y</td></tr></table>",
                  "<div hidden>h</div><div style='display: none'>n</div><p aria-hidden=true>a</p><p>ok</p>",
                  "<a href=x>lead link</a> then text<time>today</time><figure><figcaption>cap</figcaption></figure>",
-                 "<p>soft\u00adhyphen zero\u200bwidth</p>", "", "<html><head></head></html>"]:
+                 "<p>soft\u00adhyphen zero\u200bwidth</p>", "", "<html><head></head></html>",
+                 "<p>a<b>b</b>\t<i>c</i>\n \r\n<i>d</i>\x0c<i>e</i></p>", "<td>x</td>\n  <td>y</td>",
+                 "<p>\u00a0<b>nbsp</b>\u2003<i>em space</i></p>", "<p>a<!-- c --> <b>b</b></p>"]:
         assert fields(read_page(html)) == fields(old_read_page(html)), html
