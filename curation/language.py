@@ -63,6 +63,21 @@ class LanguageConfig:
     which costs predictions, never a result); 0: none kept.  A benchmark whose input repeats
     whole pages far more than a crawl does turns it off, or it measures the repetition."""
 
+    early_score: float = 0.1
+    """The early decision on web pages (WARC input, before their main text is extracted): a
+    page is removed with the language stage's reason ``wrong_language`` (``detail.early``) when
+    no block of its first ``early_chars`` characters of text (all of the page's text, Lexbor's,
+    scripts and styles left out) gives any allowed language at least this probability; the
+    pages it lets through get the full decision above.  0 turns it off.  Chosen with margin:
+    on three annotated sets the lowest such value of any page the full decision keeps is about
+    6x this (bench/RESULTS.md, "The read stage: issue 52 item 2")."""
+    early_chars: int = 2000
+    """Characters of the page's text the early decision reads (bounds its cost)."""
+    early_block_chars: int = 200
+    """Lines of that text are merged into blocks of at least this many characters (as
+    ``block_chars``); each block is identified on its own, so an article in an allowed language
+    under a menu in another still shows."""
+
     def __post_init__(self) -> None:
         if not self.allowed:
             raise ValueError("allowed: list at least one language code")
@@ -74,6 +89,12 @@ class LanguageConfig:
             raise ValueError(f"block_chars: must be >= 1, got {self.block_chars}")
         if self.cached_blocks < 0:
             raise ValueError(f"cached_blocks: must be >= 0, got {self.cached_blocks}")
+        if not 0.0 <= self.early_score < 1.0:
+            raise ValueError(f"early_score: must be in [0, 1) (0: off), got {self.early_score}")
+        if self.early_chars < 1:
+            raise ValueError(f"early_chars: must be >= 1, got {self.early_chars}")
+        if self.early_block_chars < 1:
+            raise ValueError(f"early_block_chars: must be >= 1, got {self.early_block_chars}")
 
 
 SCORE_TOP_K = 5
@@ -195,11 +216,48 @@ class LanguageIdentifier(LazyModel):
                     cache[parts[i]] = got[i]
         return got
 
+    def early(self, text: str, cfg: LanguageConfig) -> "Early":
+        """The early decision on a page's ``text`` (``LanguageConfig.early_score``): its first
+        ``cfg.early_chars`` characters as blocks, all predicted in one call."""
+        parts = blocks(text, cfg.early_block_chars, cfg.early_chars)
+        if not parts:  # nothing to judge: the full decision will
+            return Early("unknown", 0.0, 0.0, False)
+        labels, probs = self._load().f.multilinePredict([b + "\n" for b in parts], -1, EARLY_FLOOR, "strict")
+        wanted = {"__label__" + lang for lang in cfg.allowed}
+        score, tops = 0.0, []
+        for part, labs, prs in zip(parts, labels, probs):
+            tops.append((labs[0].removeprefix("__label__") if labs else "unknown", len(part)))
+            for lab, pr in zip(labs, prs):
+                if lab in wanted and pr > score:
+                    score = float(pr)
+        lang, share = dominant(tops)
+        score = min(score, 1.0)
+        return Early(lang, share, score, score < cfg.early_score and lang not in cfg.allowed)
+
     def predict(self, text: str) -> tuple[str, float]:
         """``(lang, score)`` of ``identify``: e.g. ``("en", 0.93)``; ``("unknown", 0.0)`` for
         text with no words."""
         c = self.identify(text)
         return c.lang, c.score
+
+
+EARLY_FLOOR = 0.001
+"""Probabilities below this are not asked of fastText in the early decision (an ``Early.score``
+of 0.0 means below it): fewer labels per block to read back."""
+
+
+class Early(NamedTuple):
+    """The early decision on a page (``LanguageIdentifier.early``)."""
+
+    lang: str
+    """The language whose blocks hold most of the judged characters (``unknown``: no text)."""
+    share: float
+    """Share of the judged characters in that language's blocks."""
+    score: float
+    """The highest probability any allowed language reached in a block (0.0: below
+    ``EARLY_FLOOR``): what ``LanguageConfig.early_score`` is compared with."""
+    remove: bool
+    """Surely not an allowed language: removed before extraction."""
 
 
 def keep_language(lang: str, score: float, cfg: LanguageConfig) -> FilterResult:

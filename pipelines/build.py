@@ -64,7 +64,8 @@ def build_read(pbegin, env: StageEnv, _urls=None):
 
     cfg = env.cfg
     skip = cfg.skip_sources
-    fns = [ReadWorkFn(cfg.inputs, cfg.input_root, env.out_dir), NormalizeFn()]
+    fns = [ReadWorkFn(cfg.inputs, cfg.input_root, env.out_dir, cfg.language, skip.get("language", ())),
+           NormalizeFn()]
     if cfg.pii.enabled:  # before any stage reads the text: nothing downstream sees the values
         from pipelines.filters.pii import PiiFn
 

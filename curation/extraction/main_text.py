@@ -273,9 +273,10 @@ def _drop_empty_sections(kept: list[tuple[Paragraph, bool]]) -> list[Paragraph]:
     return out
 
 
-def extract_main_text(html: str, params: MainTextParams = DEFAULT_PARAMS) -> str:
-    """The main text of an HTML page: paragraphs separated by blank lines, ``<br>`` as line
-    breaks; "" when the page has no body or no text."""
+def extract_main_text(html, params: MainTextParams = DEFAULT_PARAMS) -> str:
+    """The main text of an HTML page (its markup, or the page parsed by ``page.parse_html``):
+    paragraphs separated by blank lines, ``<br>`` as line breaks; "" when the page has no body
+    or no text."""
     page = read_page(html)
     if page is None:
         return ""

@@ -118,45 +118,102 @@ def _tags(data: bytes) -> Iterator[tuple[bool, bytes, bool]]:
         yield closing, name, selfc
 
 
+_NAME = rb"[a-zA-Z][a-zA-Z0-9:-]*+"
+_ATTRS = rb"""(?:[^>"']++|"[^"]*+"|'[^']*+')*+"""  # possessive: a tag that never ends fails in one pass
+_SCAN_RE = re.compile(
+    rb"<!--(?:(?:[^-]++|-(?!->))*+(-->))?"  # 1: a comment's end
+    rb"|</(" + _NAME + rb")[^>]*+(>)?"  # 2: an end tag's name, 3: its ">"
+    rb"|<((?i:" + b"|".join(sorted(_RAW_TEXT)) + rb"))(?![a-zA-Z0-9:-])" + _ATTRS  # 4: raw text
+    + rb"(?:>(?:[^<]++|<(?!/(?i:\4)[\s/>]))*+(</(?i:\4)[\s/>]))?"  # 5: the end tag that closes it
+    rb"|<(" + _NAME + rb")" + _ATTRS + rb"(>)?", re.S)  # 6: a start tag's name, 7: its ">"
+"""Every token ``_tags`` finds, one match each (its search, the tag's end, quoted values and a
+raw-text element's content are all in the pattern): the scan's Python work is one step per tag.
+A token that does not end (no ``-->``, no ``>``, no end tag for raw text) matches without its
+last group, and the scan stops there, as ``_tags`` does."""
+
+
+_PLAIN, _IMPLIED, _REOPENS, _SKIPPED, _NESTED, _STOP = range(6)
+_NAME_KINDS: dict[bytes, tuple[bytes, int]] = {}
+
+
+def _name_kind(raw: bytes) -> tuple[bytes, int]:
+    """A start tag's name as written -> (lower case, what the scan does with it); cached."""
+    got = _NAME_KINDS.get(raw)
+    if got is None:
+        name = raw.lower()
+        kind = (_SKIPPED if name in _VOID else _NESTED if name in _NESTED_SKIP else _STOP if name == b"plaintext"
+                else _IMPLIED if name in _IMPLIED_END else _REOPENS if name in _REOPEN_CLOSES else _PLAIN)
+        if len(_NAME_KINDS) >= 10_000:
+            _NAME_KINDS.clear()
+        got = _NAME_KINDS[raw] = (name, kind)
+    return got
+
+
 def markup_depth(html: str | bytes, limit: int | None = None) -> int:
     """How deep the page's elements nest (the body counted as level 0's child), estimated in
-    one linear scan.  With ``limit``, stops as soon as the depth exceeds it."""
+    one linear scan.  With ``limit``, stops as soon as the depth exceeds it.
+
+    The tags are ``_tags``'s, read with ``_SCAN_RE``: each ``finditer`` match is one token,
+    and the search restarts only after ``<template>``, ``<svg>`` and ``<math>``, whose content
+    is skipped with its nesting counted (tests/curation/test_markup_scan.py checks it against
+    the scan over ``_tags``)."""
     data = html.encode("utf-8", "ignore") if isinstance(html, str) else html
     stack: list[bytes] = []
     open_count: dict[bytes, int] = {}
-    markers = 0  # implied-end elements on the stack: scopes, not levels
-    deepest = 0
-
-    def close(name: bytes) -> int:
-        closed_markers = 0
-        while True:
-            top = stack.pop()
-            open_count[top] -= 1
-            closed_markers += top in _IMPLIED_END
-            if top == name:
-                return closed_markers
-
-    for closing, name, selfc in _tags(data):
-        if name in _VOID:
-            continue
-        if closing:
-            if open_count.get(name):
-                markers -= close(name)
-            continue
-        if selfc and name in _NESTED_SKIP or name in _RAW_TEXT:
-            continue
-        if (name in _REOPEN_CLOSES or name in _IMPLIED_END) and open_count.get(name):
-            markers -= close(name)
-        stack.append(name)
-        open_count[name] = open_count.get(name, 0) + 1
-        if name in _IMPLIED_END:
-            markers += 1
-            continue
-        if len(stack) - markers > deepest:
-            deepest = len(stack) - markers
-            if limit is not None and deepest > limit:
+    depth = deepest = 0  # depth: elements on the stack that are levels (not implied-end scopes)
+    kinds = _NAME_KINDS
+    pos = 0
+    while pos is not None:
+        resume, pos = pos, None
+        for m in _SCAN_RE.finditer(data, resume):
+            token = m.lastindex
+            if token == 7:  # a start tag
+                raw = m.group(6)
+                name, kind = kinds.get(raw) or _name_kind(raw)
+                if kind == _PLAIN:
+                    stack.append(name)
+                    open_count[name] = open_count.get(name, 0) + 1
+                    depth += 1
+                    if depth > deepest:
+                        deepest = depth
+                        if limit is not None and deepest > limit:
+                            return deepest
+                elif kind == _IMPLIED or kind == _REOPENS:
+                    if open_count.get(name):
+                        depth -= _close(stack, open_count, name)
+                    stack.append(name)
+                    open_count[name] = open_count.get(name, 0) + 1
+                    if kind == _REOPENS:
+                        depth += 1
+                        if depth > deepest:
+                            deepest = depth
+                            if limit is not None and deepest > limit:
+                                return deepest
+                elif kind == _NESTED:
+                    if data[m.end() - 2] != 47:  # not "/>": its content is skipped
+                        pos = _skip_nested(data, name, m.end())
+                        break
+                elif kind == _STOP:
+                    return deepest
+            elif token == 3:  # an end tag
+                name = m.group(2).lower()
+                if open_count.get(name):  # (a void element is never open)
+                    depth -= _close(stack, open_count, name)
+            elif token != 1 and token != 5:  # a token that never ends swallows the rest, as in a browser
                 return deepest
     return deepest
+
+
+def _close(stack: list[bytes], open_count: dict[bytes, int], name: bytes) -> int:
+    """Pop the stack down to the innermost open ``name``; how many levels (elements that are
+    not implied-end scopes) went."""
+    levels = 0
+    while True:
+        top = stack.pop()
+        open_count[top] -= 1
+        levels += top not in _IMPLIED_END
+        if top == name:
+            return levels
 
 
 def _few_tags(html: str | bytes, limit: int) -> bool:
@@ -164,6 +221,18 @@ def _few_tags(html: str | bytes, limit: int) -> bool:
     opened by a tag, which starts with "<") can exceed ``limit``, and the scan is not needed.
     One C-level count; most pages of the sample mix hold a few hundred tags."""
     return html.count(b"<" if isinstance(html, bytes) else "<") <= limit
+
+
+MAX_UNSCANNED_TAGS = 5000
+"""A page with at most this many "<" may be parsed before its depth is scanned: whatever it
+nests, Lexbor's parse stays bounded (about 20 ms at the worst nesting measured, 5,000 nested
+``<div>`` or ``<li>``: bench/RESULTS.md, "The read stage: issue 52 item 2"; 98% of the real
+pages of the annotated sets have fewer).  The early language decision uses this."""
+
+
+def parse_is_bounded(html: str | bytes) -> bool:
+    """Whether ``html`` is small enough in tags (``MAX_UNSCANNED_TAGS``) to be parsed unscanned."""
+    return _few_tags(html, MAX_UNSCANNED_TAGS)
 
 
 def markup_too_deep(html: str | bytes, limit: int = MAX_HTML_DEPTH) -> bool:

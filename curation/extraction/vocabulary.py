@@ -74,36 +74,59 @@ _WORD_RE = re.compile(r"[a-z][a-z0-9]*|[0-9]+")
 _CAMEL_RE = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _CACHE: dict[tuple, tuple[bool, bool]] = {}
 _CACHE_LIMIT = 100_000
+HINTS = _CACHE
+"""``classify``'s results by ``(tag, class, id, itemprop)``: a hot loop may look a hit up
+itself and call ``classify`` only on a miss."""
 
 
 def _words(name: str) -> list[str]:
     return _WORD_RE.findall(_CAMEL_RE.sub(" ", name).lower())
 
 
-def _names_furniture(names: list[str]) -> bool:
-    hit = False
+_DIGITS_RE = re.compile(r"[0-9]+")
+_NAME_HINTS: dict[str, tuple[bool | None, bool]] = {}
+
+
+def _name_hints(name: str) -> tuple[bool | None, bool]:
+    """What one class or id name says: furniture (True), content (None: protects the element)
+    or nothing (False); and whether it names the article body.  Cached by the name with each
+    run of digits as one "0": pages number their ids (``post-4711``), and a digit never makes
+    or unmakes a vocabulary word (every word and stem is letters), so the words say the same."""
+    got = _NAME_HINTS.get(name)
+    if got is None:
+        key = _DIGITS_RE.sub("0", name)
+        got = _NAME_HINTS.get(key)
+        if got is None:
+            words = _words(key)
+            named = False
+            for w in words:
+                if w in _CONTENT_WORDS:
+                    named = None  # content, unless a later word names furniture
+                elif w in _LAYOUT_WORDS:
+                    named = False
+                    break
+                elif w in _FURNITURE_WORDS or w.startswith(_FURNITURE_STEMS):
+                    named = True
+            kinds = set(words)
+            got = (named, bool(kinds & _DOC_KINDS and kinds & _DOC_PARTS))
+            if len(_NAME_HINTS) >= _CACHE_LIMIT:
+                _NAME_HINTS.clear()
+            _NAME_HINTS[key] = got
+    return got
+
+
+def _names_hints(names: list[str]) -> tuple[bool, bool]:
+    """``(furniture, body)`` of an element's class and id names: a name saying content
+    protects it from every furniture name (issue 47's rules, ``_name_hints``), otherwise one
+    furniture name is enough; one name saying article body is enough."""
+    furniture = body = False
     for name in names:
-        named = False
-        for w in _words(name):
-            if w in _CONTENT_WORDS:
-                named = None  # content, unless a later word names furniture
-            elif w in _LAYOUT_WORDS:
-                named = False
-                break
-            elif w in _FURNITURE_WORDS or w.startswith(_FURNITURE_STEMS):
-                named = True
+        named, names_body = _name_hints(name)
         if named is None:
-            return False
-        hit = hit or named
-    return hit
-
-
-def _names_body(names: list[str]) -> bool:
-    for name in names:
-        words = set(_words(name))
-        if words & _DOC_KINDS and words & _DOC_PARTS:
-            return True
-    return False
+            return False, body or any(_name_hints(n)[1] for n in names)
+        furniture = furniture or named
+        body = body or names_body
+    return furniture, body
 
 
 def classify(tag: str, attrs: dict) -> tuple[bool, bool]:
@@ -114,9 +137,9 @@ def classify(tag: str, attrs: dict) -> tuple[bool, bool]:
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    names = (cls.split() if cls else []) + (ident.split() if ident else [])
-    furniture = tag in FURNITURE_TAGS or (tag not in _NEVER_FURNITURE and _names_furniture(names))
-    body = not furniture and (prop == "articleBody" or _names_body(names))
+    names_furniture, names_body = _names_hints((cls.split() if cls else []) + (ident.split() if ident else []))
+    furniture = tag in FURNITURE_TAGS or (tag not in _NEVER_FURNITURE and names_furniture)
+    body = not furniture and (prop == "articleBody" or names_body)
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
     _CACHE[key] = (furniture, body)

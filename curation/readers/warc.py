@@ -12,6 +12,12 @@ Record handling, by WARC-Type:
   style, template and comment content not counted: ``curation.extraction.markup``); one with more than
   ``MAX_JUSTEXT_BLOCKS`` paragraph elements is extracted with resiliparse, noted in
   ``meta["extractor"]`` (jusText is quadratic in runs of short paragraphs).
+- ``response`` whose page is surely not in an allowed language (``read_warc(...,
+  language=)``, ``curation.language.LanguageConfig.early_score``: a look at the page's text
+  before extraction) -> ``Removal(language, wrong_language)`` with ``detail["early"]`` and the
+  decision's score; its text is not extracted.  A page with few tags
+  (``curation.extraction.markup.parse_is_bounded``) gets this decision before the depth scan
+  below, so such a page nested too deep but surely foreign is removed by language instead.
 - ``response`` whose block is not an HTTP message -> ``DeadLetter`` (we cannot parse it).
 - ``conversion`` (WET) records: the block is plain UTF-8 text, taken as is.
 - ``warcinfo``, ``request``, ``metadata``, ``resource``, ``revisit``, ``continuation``: not
@@ -35,15 +41,17 @@ from __future__ import annotations
 
 import io
 import logging
-import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from curation.document import DeadLetter, Document, Removal
 from curation.extraction import (MAX_HTML_DEPTH, MAX_JUSTEXT_BLOCKS, extract_main_text, markup_too_deep,
                                  too_many_blocks)
+from curation.extraction.markup import parse_is_bounded
+from curation.extraction.page import page_text, parse_html
 from curation.readers._io import DEFAULT_MAX_DOC_BYTES, id_name, printable_excerpt
+from curation.readers.charset import decode_html
 from curation.readers.http_body import http_body
 from curation.readers.warc_records import WarcEntry, one_gzip_member, warc_entries
 
@@ -58,58 +66,6 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 WARC_TYPES = ("warcinfo", "response", "resource", "request", "metadata", "revisit", "conversion",
               "continuation")
 """WARC 1.1 record types; only ``response`` and ``conversion`` hold documents."""
-_META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)""", re.I)
-_HEADER_CHARSET_RE = re.compile(r"charset\s*=\s*[\"']?([a-zA-Z0-9_\-:.]+)", re.I)
-
-
-def _valid_codec(name: str | None) -> str | None:
-    import codecs
-
-    if not name:
-        return None
-    try:
-        return codecs.lookup(name).name
-    except LookupError:
-        return None
-
-
-def decode_html(payload: bytes, content_type: str = "") -> str:
-    """Decode HTML bytes.  Candidates in order: the charset of the HTTP header, ``<meta
-    charset>`` in the first 4 KB, resiliparse's detector, UTF-8; the first that decodes to
-    plausible markup wins.  Servers lie (``charset=utf-16`` on an ASCII page decodes "fine" to
-    CJK noise with no ``<`` left), so a candidate that fails strictly or turns the page's
-    ASCII markup into something else is skipped.  Undecodable bytes of the winner are dropped
-    (web pages are messy and one bad byte must not lose the page)."""
-    from resiliparse.parse.encoding import bytes_to_str, detect_encoding
-
-    m = _HEADER_CHARSET_RE.search(content_type)
-    m2 = _META_CHARSET_RE.search(payload[:4096])
-    candidates = [_valid_codec(m.group(1)) if m else None,
-                  _valid_codec(m2.group(1).decode("ascii", "ignore")) if m2 else None,
-                  _valid_codec(detect_encoding(payload)), "utf-8"]
-    tried = []
-    for enc in candidates:
-        if enc is None or enc in tried:
-            continue
-        tried.append(enc)
-        if _plausible(payload, enc):
-            return bytes_to_str(payload, enc, errors="ignore", fallback_encodings=())
-    return bytes_to_str(payload, tried[0], errors="ignore")
-
-
-def _plausible(payload: bytes, encoding: str, probe: int = 8192) -> bool:
-    """Whether ``encoding`` decodes the page's head with at most 1% bad characters and keeps
-    its markup: a page whose bytes hold ASCII ``<`` must still show ``<`` when decoded."""
-    head = payload[:probe]
-    try:
-        text = head.decode(encoding, "replace")
-    except LookupError:
-        return False
-    if text.count("\ufffd") > max(2, len(text) // 100):
-        return False
-    return b"<" not in head or "<" in text
-
-
 @lru_cache(maxsize=1)
 def _english_stoplist() -> frozenset[str]:
     import justext
@@ -117,10 +73,11 @@ def _english_stoplist() -> frozenset[str]:
     return frozenset(justext.get_stoplist("English"))
 
 
-def extract_text(html: str, extractor: str = DEFAULT_EXTRACTOR) -> str:
-    """Main text of an HTML page, paragraphs separated by blank lines."""
+def extract_text(html: str, extractor: str = DEFAULT_EXTRACTOR, tree=None) -> str:
+    """Main text of an HTML page, paragraphs separated by blank lines; ``tree``: the page
+    already parsed (``parse_html``), which ``main_text`` then reads instead of ``html``."""
     if extractor == "main_text":
-        return extract_main_text(html)
+        return extract_main_text(html if tree is None else tree)
     if extractor == "justext":
         from infra.compat import justext  # justext.justext's result, each paragraph's text once
 
@@ -144,7 +101,29 @@ def _read_bounded(stream, limit: int) -> tuple[bytes, int]:
     return data, size
 
 
-def _response(record, doc_id: str, source: str, location: str, extractor: str, max_doc_bytes: int) -> Record:
+@dataclass(frozen=True)
+class EarlyLanguage:
+    """What the early language decision needs: the language settings and an identifier (one
+    per process: it loads the model on first use)."""
+
+    cfg: Any  # curation.language.LanguageConfig
+    identifier: Any  # curation.language.LanguageIdentifier
+
+
+def early_removal(tree, early: EarlyLanguage, doc: Document) -> Removal | None:
+    """``Removal(language, wrong_language)`` of a page whose text is surely not in an allowed
+    language (``LanguageIdentifier.early``), or None: the page goes on to extraction."""
+    verdict = early.identifier.early(page_text(tree, early.cfg.early_chars), early.cfg)
+    if not verdict.remove:
+        return None
+    doc = Document(doc.id, doc.source, "", url=doc.url, meta=doc.meta, lang=verdict.lang,
+                   lang_share=verdict.share)
+    return Removal(doc, "language", "wrong_language",
+                   {"early": True, "score": round(verdict.score, 6), "early_score": early.cfg.early_score})
+
+
+def _response(record, doc_id: str, source: str, location: str, extractor: str, max_doc_bytes: int,
+              early: EarlyLanguage | None = None) -> Record:
     url = record.rec_headers.get_header("WARC-Target-URI")
     meta = {"warc_date": record.rec_headers.get_header("WARC-Date")}
     if record.http_headers is None:
@@ -162,13 +141,29 @@ def _response(record, doc_id: str, source: str, location: str, extractor: str, m
     if size > max_doc_bytes:
         return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "too_large",
                        {"bytes": size, "max_doc_bytes": max_doc_bytes})
+    html = tree = None
+    if early is not None and parse_is_bounded(payload):
+        # The early decision first: the scan for depth below is needed only by the pages it
+        # lets through, and this page's parse is bounded by its few tags whatever its depth.
+        html = decode_html(payload, content_type)
+        tree = parse_html(html)
+        removal = early_removal(tree, early, Document(doc_id, source, "", url=url, meta=meta))
+        if removal is not None:
+            return removal
     if markup_too_deep(payload):
         return Removal(Document(doc_id, source, "", url=url, meta=meta), "read", "markup_too_deep",
                        {"max_depth": MAX_HTML_DEPTH})
     if extractor == "justext" and too_many_blocks(payload):
         extractor = "resiliparse"  # bounded time; recorded so the text's origin stays visible
         meta["extractor"] = f"resiliparse (more than {MAX_JUSTEXT_BLOCKS} blocks for jusText)"
-    text = extract_text(decode_html(payload, content_type), extractor).strip()
+    if html is None:
+        html = decode_html(payload, content_type)
+    if early is not None and tree is None:
+        tree = parse_html(html)
+        removal = early_removal(tree, early, Document(doc_id, source, "", url=url, meta=meta))
+        if removal is not None:
+            return removal
+    text = extract_text(html, extractor, tree).strip()
     doc = Document(doc_id, source, text, url=url, meta=meta)
     if not text:
         return Removal(doc, "read", "empty_after_extraction")
@@ -250,13 +245,23 @@ def read_warc(
     first_record: int = 0,
     max_records: int | None = None,
     id_path: str | None = None,
+    language: Any = None,
+    identifier: Any = None,
 ) -> Iterator[Record]:
     """Documents from a WARC or WET file (gzipped per record or not); see the module docstring
     for what each record type yields.  To read one ``WarcRange``, pass ``fileobj`` positioned
     at its offset, ``first_record`` and ``max_records=count``.  ``id_path``: the file's path
-    relative to the input root, used in ids (default: the base name)."""
+    relative to the input root, used in ids (default: the base name).  ``language``: a
+    ``curation.language.LanguageConfig`` whose ``early_score`` > 0 makes the early language
+    decision on HTML pages, with ``identifier`` (a ``LanguageIdentifier`` the caller keeps;
+    default: one made here)."""
     if extractor not in EXTRACTORS:
         raise ValueError(f"unknown extractor {extractor!r} (setting 'extractor'); expected one of {EXTRACTORS}")
+    early = None
+    if language is not None and language.early_score > 0:
+        from curation.language import make_identifier
+
+        early = EarlyLanguage(language, identifier or make_identifier(language))
     name = id_name(file_name, id_path)
     stop = None if max_records is None else first_record + max_records
     for e in warc_entries(fileobj, file_name, fileobj.tell(), first_record, keep=max_doc_bytes):
@@ -266,13 +271,13 @@ def read_warc(
             yield _damaged(e, file_name, source)
             continue
         out = _entry_record(e, f"{source}/{name}#{e.number}", source, f"{file_name}#{e.number}",
-                            extractor, max_doc_bytes)
+                            extractor, max_doc_bytes, early)
         if out is not None:
             yield out
 
 
 def _entry_record(e: WarcEntry, doc_id: str, source: str, location: str, extractor: str,
-                  max_doc_bytes: int) -> Record | None:
+                  max_doc_bytes: int, early: EarlyLanguage | None = None) -> Record | None:
     record = e.record
     try:
         kind = record.rec_type
@@ -293,7 +298,7 @@ def _entry_record(e: WarcEntry, doc_id: str, source: str, location: str, extract
                            {"bytes": e.block_size, "max_doc_bytes": max_doc_bytes})
         record.raw_stream = io.BytesIO(e.block)
         if kind == "response":
-            return _response(record, doc_id, source, location, extractor, max_doc_bytes)
+            return _response(record, doc_id, source, location, extractor, max_doc_bytes, early)
         return _conversion(record, doc_id, source, location, max_doc_bytes)
     except (Exception, RecursionError) as exc:  # one bad page must not stop the file
         return DeadLetter(source, location, f"record_failed: {type(exc).__name__}: {exc}")

@@ -27,11 +27,13 @@ from apache_beam.pvalue import TaggedOutput
 
 from curation.document import DeadLetter, Document, Removal, record_problem
 from curation.readers.files import file_problem, id_path
+from curation.language import LanguageConfig, make_identifier
 from pipelines.config.job import InputSpec
 from pipelines.plumbing import progress
 from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED, count
 from pipelines.plumbing.timing import timed
 from pipelines.read.plan import FileSlice
+from pipelines.storage.staging import local_copy, sha256_of
 
 READ = "read"
 """Tag of ``(source, records)`` per work item."""
@@ -48,15 +50,35 @@ class ReadWorkFn(beam.DoFn):
     to (``pipelines.plumbing.progress``)."""
 
     def __init__(self, inputs: list[InputSpec], input_root: str | None = None,
-                 progress: str | None = None) -> None:
-        self.inputs, self.progress = list(inputs), progress
+                 progress: str | None = None, language: LanguageConfig | None = None,
+                 language_skip=()) -> None:
         from pipelines.config.inputs import id_root
 
+        self.inputs, self.progress = list(inputs), progress
         self.roots = [id_root(spec, input_root) for spec in self.inputs]
+        # The early language decision of WARC pages (``curation.readers.read_warc``): the
+        # language step's settings, its model pinned by sha256 as ``LanguageFn`` pins it.
+        early = language is not None and language.early_score > 0
+        self.language = language if early else None
+        self.language_skip = frozenset(language_skip)
+        self.model_sha256 = sha256_of(language.model_path) if early and language.model_path else None
+        self._identifier = None
 
-    def setup(self) -> None:  # the http(s) settings apply in each worker process
+    def setup(self) -> None:
         from pipelines.config.inputs import apply_http_settings
-        apply_http_settings(self.inputs)
+
+        apply_http_settings(self.inputs)  # the http(s) settings apply in each worker process
+        if self.language is not None and self._identifier is None:
+            path = local_copy(self.language.model_path, self.model_sha256) if self.language.model_path else None
+            self._identifier = make_identifier(self.language, path)
+
+    def _early(self, spec: InputSpec) -> dict:
+        """``read_warc``'s early-decision arguments for ``spec``'s pages (none: no decision)."""
+        if self.language is None or spec.source in self.language_skip:
+            return {}
+        if self._identifier is None:
+            self.setup()
+        return {"language": self.language, "identifier": self._identifier}
 
     def process(self, element) -> Iterator:
         group, item, nbytes = element
@@ -64,7 +86,7 @@ class ReadWorkFn(beam.DoFn):
         if isinstance(item, FileSlice):
             records = read_file(spec, root, item)
         else:
-            records = read_warc_range(spec, root, item)
+            records = read_warc_range(spec, root, item, **self._early(spec))
         read: Counter = Counter()
         n = 0
         for rec in records:
@@ -117,8 +139,9 @@ def read_file(spec: InputSpec, root: str, item: FileSlice) -> Iterator:
 
 
 @timed("read")
-def read_warc_range(spec: InputSpec, root: str, r) -> Iterator:
-    """One ``WarcRange`` -> its documents, read-stage removals and dead letters."""
+def read_warc_range(spec: InputSpec, root: str, r, language=None, identifier=None) -> Iterator:
+    """One ``WarcRange`` -> its documents, read-stage removals and dead letters (and with
+    ``language``, the early language decision's removals)."""
     from curation.readers import read_warc
 
     problem = file_problem(r.path)
@@ -131,7 +154,8 @@ def read_warc_range(spec: InputSpec, root: str, r) -> Iterator:
         with FileSystems.open(r.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
             f.seek(r.offset)
             for rec in read_warc(f, r.path, spec.source, spec.extractor,
-                                 first_record=r.first_record, max_records=r.count, id_path=name):
+                                 first_record=r.first_record, max_records=r.count, id_path=name,
+                                 language=language, identifier=identifier):
                 emitted += 1
                 yield from _route(rec, r.path, name)
     except (Exception, RecursionError) as e:  # noqa: BLE001
@@ -174,7 +198,7 @@ def _route(rec, path: str, name: str) -> Iterator:
         yield rec
     elif isinstance(rec, Removal):
         count("read", rec.doc.source, "read")
-        count("read", rec.doc.source, "removed", rec.reason)
+        count(rec.stage, rec.doc.source, "removed", rec.reason)  # the early decision's: language
         yield beam.pvalue.TaggedOutput(REMOVED, rec)
     elif isinstance(rec, DeadLetter):
         count("read", rec.source, "dead_letter")
