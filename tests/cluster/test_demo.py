@@ -22,7 +22,9 @@ def test_demo_end_to_end(demo):  # the `demo` fixture (conftest.py) runs it
     stages = [line.split(":")[0] for line in progress]
     assert [s for i, s in enumerate(stages) if s not in stages[:i]] == [
         "read", "dedup", "decontaminate", "tokenize"], proc.stderr[-3000:]
-    assert any("/s" in line for line in progress), progress  # a rate once a stage ran 1 s
+    # A rate appears only once a stage has run a second, which a fast machine may never reach;
+    # the line's format with a rate is tested in tests/pipelines/runfolder/test_progress.py.
+    assert all(line.split(": ", 1)[1].split(" ")[0].isdigit() for line in progress), progress
 
     run = work / "run"
     info = json.loads((run / "run.json").read_text())
