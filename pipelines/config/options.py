@@ -18,9 +18,12 @@ import difflib
 import importlib
 import logging
 import os
+import re
 import sys
 import tempfile
 from typing import Iterator
+
+from pipelines.config.stderr_pump import StderrPump
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # Modules that register PipelineOptions subclasses outside apache_beam.options.pipeline_options.
@@ -127,10 +130,11 @@ def job_logging(run_dir: str, job: str, level: str = "WARNING") -> Iterator[str]
         local = final
         os.makedirs(os.path.dirname(local), exist_ok=True)
     sys.stderr.flush()
-    saved_fd = os.dup(2)
-    terminal = os.fdopen(os.dup(saved_fd), "w", buffering=1, encoding="utf-8", errors="replace")
-    log_file = open(local, "w", buffering=1, encoding="utf-8", errors="replace")
-    os.dup2(log_file.fileno(), 2)  # inherited by worker subprocesses
+    terminal = os.fdopen(os.dup(2), "w", buffering=1, encoding="utf-8", errors="replace")
+    open(local, "w").close()
+    # Appends, like the pump's: both write to the file's end, neither over the other.
+    log_file = open(local, "a", buffering=1, encoding="utf-8", errors="replace")
+    pump = StderrPump(local)
     root = logging.getLogger()
     saved = (root.level, list(root.handlers))
     file_handler = logging.StreamHandler(log_file)
@@ -138,7 +142,7 @@ def job_logging(run_dir: str, job: str, level: str = "WARNING") -> Iterator[str]
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     console = logging.StreamHandler(terminal)
     console.setLevel(getattr(logging, level))
-    console.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    console.setFormatter(_BeamOneLine("%(levelname)s %(name)s: %(message)s"))
     console.addFilter(_DropImportNoise())
     if level not in ("INFO", "DEBUG"):
         console.addFilter(_BeamErrorsOnly())
@@ -158,8 +162,7 @@ def job_logging(run_dir: str, job: str, level: str = "WARNING") -> Iterator[str]
             root.addHandler(h)
         root.setLevel(saved[0])
         sys.stderr.flush()
-        os.dup2(saved_fd, 2)
-        os.close(saved_fd)
+        pump.close()
         terminal.close()
         log_file.close()
         if local != final:
@@ -173,6 +176,32 @@ def terminal():
     """The terminal's stream: during ``job_logging`` (whose file descriptor 2 is the log file)
     the saved terminal, else ``sys.stderr``."""
     return _TERMINAL[-1] if _TERMINAL else sys.stderr
+
+
+# The message field of a worker's log entry in protobuf text form (quotes and newlines escaped).
+_WORKER_ENTRY = re.compile(r'message: "((?:[^"\\]|\\.)*)"')
+
+
+class _BeamOneLine(logging.Formatter):
+    """Beam's errors on the terminal as one line each; their tracebacks are in the log file (a
+    lost worker makes several, none of which tells a user more than the job's own message).  A
+    job service's errors arrive as messages holding a traceback: their last line is kept."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        beam = record.name.startswith("apache_beam") and (record.exc_info or record.exc_text)
+        if not beam and "Traceback (most recent call last)" not in message:
+            return super().format(record)
+        entry = _WORKER_ENTRY.search(message) if message.startswith("Worker: ") else None
+        if entry:  # a worker's log entry as the job service prints it: one escaped line
+            message = "Worker: " + entry.group(1).split("\\n")[0].replace("\\'", "'").replace('\\"', '"')
+        lines = [ln for ln in message.splitlines() if ln.strip()]
+        first = lines[0] if lines else ""
+        if first.startswith("Traceback"):
+            first = lines[-1].strip()
+        record = logging.makeLogRecord({**record.__dict__, "msg": first, "args": None,
+                                        "exc_info": None, "exc_text": None})
+        return super().format(record) + " (traceback: the log file)"
 
 
 class _BeamErrorsOnly(logging.Filter):
