@@ -42,6 +42,7 @@ __all__ = [
     "default_filesystem_options",
     "disable_timed_flush",
     "exit_after_job",
+    "fail_on_lost_worker",
     "is_local_runner",
     "safe_local_data_plane",
     "stream_runner_input",
@@ -119,12 +120,63 @@ def stream_runner_input() -> None:
 
 
 def safe_local_data_plane() -> None:
-    """Both halves. Call it only for the local runner (``is_local_runner``), before the
-    pipeline runs; process-wide and idempotent. Raises ``CompatError`` (nothing patched) when
-    the installed Beam is not one the fix was verified for."""
+    """Both halves, and ``fail_on_lost_worker``. Call it only for the local runner
+    (``is_local_runner``) or in a process that runs Beam's job service, before the pipeline
+    runs; process-wide and idempotent. Raises ``CompatError`` (nothing patched) when the
+    installed Beam is not one the fix was verified for."""
     check()
     disable_timed_flush()
     stream_runner_input()
+    fail_on_lost_worker()
+
+
+# sha256 of the dedented source of Beam's ControlConnection._read (2.77), which
+# ``fail_on_lost_worker`` replaces.
+_CONTROL_READ_SHA256 = "cd94361477e02ff667d0ab62a6fcc9d7959d6e1a0eb863d626544e7adc766ad8"
+LOST_WORKER = "SDK worker lost"
+"""How the error of an instruction whose worker went away begins (``fail_on_lost_worker``)."""
+
+
+def fail_on_lost_worker() -> bool:
+    """An SDK worker that dies (SIGKILL, a lost node) fails the instructions it had not answered,
+    instead of leaving the runner waiting for them forever.
+
+    The FnApiRunner (the local runner, and Beam's job service, which runs it for an EXTERNAL
+    worker pool) reads each worker's control stream in a thread (``ControlConnection._read``)
+    that hands every response to the future waiting for it; when the stream breaks, the thread
+    dies and those futures are never answered.  The local runner usually fails anyway (its data
+    channel closes mid-bundle), but a worker lost between bundles, or one whose data the runner
+    was not reading, hung the job service until gRPC's deadline.  Here the pending futures are
+    aborted with an error that starts with ``LOST_WORKER``.  A Beam whose ``_read`` is not the
+    code this replaces keeps its own, with one warning (the job then only risks that wait).
+    Returns whether the replacement is in place."""
+    import logging
+
+    _, _, worker_handlers = _internals()
+    conn = worker_handlers.ControlConnection
+    original = conn._read
+    if getattr(original, "_beam_original", None) is not None:
+        return True
+    if source_digest(original) != _CONTROL_READ_SHA256:
+        logging.getLogger(__name__).warning(
+            "apache-beam: ControlConnection._read is not the code fail_on_lost_worker replaces; "
+            "a lost SDK worker may leave the job waiting (infra/compat/beam.py)")
+        return False
+
+    def _read(self):
+        try:
+            for data in self._input:
+                self._futures_by_id.pop(data.instruction_id).set(data)
+        except Exception as e:  # noqa: BLE001 - the stream broke: the worker is gone
+            self.abort(RuntimeError(f"{LOST_WORKER}: its control stream failed ({type(e).__name__})"))
+            return
+        if self._futures_by_id:  # ended with instructions unanswered
+            self.abort(RuntimeError(f"{LOST_WORKER}: its control stream ended with "
+                                    f"{len(self._futures_by_id)} instruction(s) unanswered"))
+
+    _read._beam_original = original
+    conn._read = _read
+    return True
 
 
 def default_filesystem_options() -> bool:
