@@ -61,6 +61,7 @@ from pipelines.config.job import load_config
 from pipelines.driver import cli
 from pipelines.driver.beam_options import pipeline_options
 from pipelines.driver.finalize import finalize
+from pipelines.driver.job_failure import resume_command
 from pipelines.driver.preflight import check
 from pipelines.driver.runner import Runner, run_stages
 from pipelines.runfolder import report
@@ -90,7 +91,7 @@ def run(argv: list[str] | None = None) -> int:
                     checked.against, args.progress_every)
     started, t0 = dt.datetime.now(dt.timezone.utc), time.perf_counter()
     with cli_options.job_logging(rd.root, "curate", args.log_level) as log_path:
-        code = run_stages(args, rd, fp, runner)
+        code = run_stages(args, rd, fp, runner, resume_command(sys.argv[1:] if argv is None else argv, args.output))
     if code:
         return code
     wall = time.perf_counter() - t0

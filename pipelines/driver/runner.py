@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 import time
 
@@ -15,6 +16,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from pipelines.build import StageEnv, build_stage, enabled
 from pipelines.config import options as cli_options
 from pipelines.config.job import CurateConfig
+from pipelines.driver.job_failure import WorkerWatch, explain, is_no_space, is_worker_lost
 from pipelines.plumbing.parts import part_dest
 from pipelines.plumbing.timing import stage_seconds
 from pipelines.runfolder.commit import RunDir, RunDirError, read_manifest
@@ -77,6 +79,12 @@ class Runner:
         self.quality_sha = (quality or {}).get("sha256")
         self.against, self.progress_every = tuple(against), progress_every
         self.passed_on: dict[str, int] = {}  # documents each stage passed on (progress totals)
+        # What a failed job leaves (``discard_unfinished``): attempts not committed yet, whether
+        # their commit had begun, and what was running.
+        self.open_attempts: list = []
+        self.committing = False
+        self.running = ""
+        self._line: ProgressLine | None = None
 
     @contextlib.contextmanager
     def _progress(self, stages: list[tuple[str, str]]):
@@ -89,6 +97,7 @@ class Runner:
         line = ProgressLine(stages, stream, tty, self.progress_every,
                             input_bytes(self.cfg) if "read" in names else 0, totals)
         line.start()
+        self._line = line
         try:
             yield
         finally:
@@ -105,6 +114,7 @@ class Runner:
     def single_job(self) -> None:
         """All stages in one Beam job, committed together at the end."""
         attempts = {s: self.rd.new_attempt(s) for s in STAGES}
+        self.open_attempts, self.running = list(attempts.values()), "the job (every stage in one Beam job)"
         p = beam.Pipeline(options=self.options)
         urls = None
         for s in STAGES:
@@ -120,7 +130,35 @@ class Runner:
             parts = self._parts_info(s, attempts[s], previous)
             infos[s] = {"parts": parts, "job_wall_seconds": round(wall, 3), "mode": "single", **split[s]}
             previous = parts
-        self.rd.commit([attempts[s] for s in STAGES], self.fp, infos)
+        self._commit([attempts[s] for s in STAGES], infos)
+
+    def _commit(self, attempts: list, infos: dict) -> None:
+        self.committing, self.running = True, f"the commit of {', '.join(a.stage for a in attempts)}"
+        self.rd.commit(attempts, self.fp, infos)
+        self.committing, self.open_attempts = False, []
+
+    def current_stage(self) -> str:
+        """What the job was running: its progress line's stage when it showed one."""
+        current = getattr(self._line, "_current", None) if self._line is not None else None
+        if current and not self.committing and self.running.startswith("the job"):
+            return f"the job (the last stage to report progress: {current})"
+        return self.running
+
+    def discard_unfinished(self) -> int:
+        """Delete the staging folders of the attempts a failed job left (their parts and spill
+        files; a stage always runs again whole), unless their commit had begun: ``--resume``
+        finishes such a commit.  Returns the bytes removed."""
+        from pipelines.storage.files import delete_tree, list_files
+
+        if self.committing:
+            return 0
+        removed = 0
+        for attempt in self.open_attempts:
+            if "://" not in attempt.staging:
+                removed += sum(os.path.getsize(f) for f in list_files(attempt.staging) if os.path.isfile(f))
+            delete_tree(attempt.staging)
+        self.open_attempts = []
+        return removed
 
     def stage_job(self, stage: str) -> None:
         """One stage as its own Beam job over the previous stage's committed parts."""
@@ -133,6 +171,7 @@ class Runner:
                                   f"completed in {self.rd.root!r}")
             previous = list(m.get("parts", []))
         attempt = self.rd.new_attempt(stage)
+        self.open_attempts, self.running, self._line = [attempt], f"stage {stage}", None
         t0 = time.perf_counter()
         rows, seconds = [], {}
         if enabled(stage, self.cfg):
@@ -147,27 +186,43 @@ class Runner:
         wall = time.perf_counter() - t0
         info = {"parts": self._parts_info(stage, attempt, previous), "wall_seconds": round(wall, 3),
                 "mode": "staged", **attribute(rows, seconds, [stage])[stage]}
-        self.rd.commit([attempt], self.fp, {stage: info})
+        self._commit([attempt], {stage: info})
         log.warning("stage %s committed (%.1fs)", stage, wall)
 
 
-def run_stages(args: argparse.Namespace, rd: RunDir, fp: str, runner: Runner) -> int:
-    """The Beam job(s) the mode asks for; 2 (with a message) if the run directory refuses."""
-    try:
-        if args.stage:
-            for s in STAGES:
-                if s in args.stage:
-                    rd.uncommit(s)
-                    runner.stage_job(s)
-        elif args.resume or args.staged:
-            for s in STAGES:
-                if rd.done(s, fp) is None:
-                    runner.stage_job(s)
-                else:
-                    log.warning("stage %s already completed; skipped", s)
-        else:
-            runner.single_job()
-    except RunDirError as e:
-        print(f"mtnlg curate: {e}", file=sys.stderr)
-        return 2
+def run_stages(args: argparse.Namespace, rd: RunDir, fp: str, runner: Runner, resume: str = "") -> int:
+    """The Beam job(s) the mode asks for; 2 (with a message) if the run directory refuses; 1 with
+    one line (``job_failure``) if a worker was lost or the disk filled up part-way."""
+    with WorkerWatch() as watch:
+        try:
+            _run_stages(args, rd, fp, runner)
+        except RunDirError as e:
+            print(f"mtnlg curate: {e}", file=sys.stderr)
+            return 2
+        except Exception as e:  # noqa: BLE001 - explained below, or raised again
+            if not (is_no_space(e) or is_worker_lost(e, watch.exits)):
+                raise
+            if not is_no_space(e):
+                watch.settle()  # the runner's thread may report the worker's exit a moment later
+            stage, staged = runner.current_stage(), runner.discard_unfinished()
+            line = explain(e, watch.exits, stage, rd.root, resume or "mtnlg curate ... --resume", staged)
+            log.info("the job failed: %s", line, exc_info=e)  # the traceback: the log file only
+            print(f"mtnlg curate: {line}", file=cli_options.terminal())
+            return 1
     return 0
+
+
+def _run_stages(args: argparse.Namespace, rd: RunDir, fp: str, runner: Runner) -> None:
+    if args.stage:
+        for s in STAGES:
+            if s in args.stage:
+                rd.uncommit(s)
+                runner.stage_job(s)
+    elif args.resume or args.staged:
+        for s in STAGES:
+            if rd.done(s, fp) is None:
+                runner.stage_job(s)
+            else:
+                log.warning("stage %s already completed; skipped", s)
+    else:
+        runner.single_job()

@@ -2,6 +2,8 @@
 so RUN may be ``gs://...`` or ``s3://...``; local writes are atomic (temporary name + rename)."""
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import json
 import os
@@ -30,9 +32,16 @@ def write_bytes(path: str, data: bytes) -> None:
         return
     os.makedirs(os.path.dirname(path), exist_ok=True)
     tmp = f"{path}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)  # a full disk leaves no half-written temporary file behind
+        if e.errno == errno.ENOSPC:
+            raise OSError(errno.ENOSPC, f"No space left on device: writing {len(data)} bytes", path) from e
+        raise
 
 
 def read_bytes(path: str) -> bytes:
