@@ -1,11 +1,14 @@
 """Helpers of the pipeline tests: documents and a tiny raw corpus in the real formats."""
 from __future__ import annotations
 
+import glob
+import gzip
 import json
 import os
 import random
 
 import apache_beam as beam
+import pandas as pd
 import zstandard
 from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.testing.test_pipeline import TestPipeline
@@ -136,3 +139,20 @@ def write_config(path: str, root: str, **overrides) -> str:
     with open(path, "w") as f:
         yaml.safe_dump(cfg, f)
     return path
+
+
+def run_result(run: str) -> dict:
+    """What a finished RUN decided, for comparing two runs: accounting, kept ids, shard
+    checksums, stats rows and removed records."""
+    info = json.load(open(os.path.join(run, "run.json")))
+    kept = sorted(i for f in glob.glob(os.path.join(run, "documents", "*", "*.parquet"))
+                  for i in pd.read_parquet(f, columns=["id"]).id)
+    shards = pd.read_parquet(os.path.join(run, "stats", "shards.parquet")).sort_values("prefix")
+    rows = pd.read_parquet(os.path.join(run, "stats", "documents"))
+    removed = sorted(json.dumps(json.loads(line), sort_keys=True)
+                     for f in glob.glob(os.path.join(run, "removed", "**", "*.jsonl.gz"), recursive=True)
+                     for line in gzip.open(f, "rt"))
+    return {"sources": info["sources"], "totals": info["totals"], "kept": kept,
+            "shards": shards[["prefix", "documents", "tokens", "bin_sha256", "idx_sha256"]].values.tolist(),
+            "rows": sorted(map(str, rows.sort_values("id").values.tolist())),
+            "duplicated_rows": int(rows.id.duplicated().sum()), "removed": removed}

@@ -1,18 +1,16 @@
 """Killed runs: nothing final-named before a commit, --resume equals an uninterrupted run,
 a stage rerun alone gives the same output, and a stage without its marker is never a result."""
 import glob
-import gzip
 import json
 import os
 import signal
 import subprocess
 import sys
 
-import pandas as pd
 import pytest
 
 from pipelines import curate
-from pipeline_fixtures import REPO, write_config, write_corpus
+from pipeline_fixtures import REPO, run_result as _result, write_config, write_corpus
 
 pytestmark = pytest.mark.slow
 FAST = ["--direct_running_mode=in_memory", "--direct_num_workers=1"]
@@ -68,21 +66,6 @@ def _final_files(run):
     return sorted(os.path.relpath(os.path.join(d, f), run) for d, _, fs in os.walk(run) for f in fs
                   if not os.path.relpath(d, run).startswith(("_curate", "logs"))
                   and "beam-temp-" not in d)
-
-
-def _result(run):
-    info = json.load(open(os.path.join(run, "run.json")))
-    kept = sorted(i for f in glob.glob(os.path.join(run, "documents", "*", "*.parquet"))
-                  for i in pd.read_parquet(f, columns=["id"]).id)
-    shards = pd.read_parquet(os.path.join(run, "stats", "shards.parquet")).sort_values("prefix")
-    rows = pd.read_parquet(os.path.join(run, "stats", "documents"))
-    removed = sorted(json.dumps(json.loads(line), sort_keys=True)
-                     for f in glob.glob(os.path.join(run, "removed", "**", "*.jsonl.gz"), recursive=True)
-                     for line in gzip.open(f, "rt"))
-    return {"sources": info["sources"], "totals": info["totals"], "kept": kept,
-            "shards": shards[["prefix", "documents", "tokens", "bin_sha256", "idx_sha256"]].values.tolist(),
-            "rows": sorted(map(str, rows.sort_values("id").values.tolist())),
-            "duplicated_rows": int(rows.id.duplicated().sum()), "removed": removed}
 
 
 def test_sigkill_half_way_leaves_no_final_named_files(corpus, tmp_path):
