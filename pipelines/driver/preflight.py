@@ -73,7 +73,9 @@ def tokenizer_info(cfg: CurateConfig) -> dict:
 
 def run_fingerprint(cfg: CurateConfig, tokenizer_sha: str, quality: dict | None,
                     against: list | None = None) -> str:
-    config = {k: v for k, v in cfg.to_dict().items() if k != "config_path"}
+    # How inputs are fetched over http(s) decides no kept document, so a run stopped by a
+    # throttling server may be resumed with more retries or another CA bundle.
+    config = {k: v for k, v in cfg.to_dict().items() if k not in ("config_path", "http")}
     extra = {"tokenizer": tokenizer_sha, "quality_model": (quality or {}).get("sha256")}
     if against:  # the older indices decide the dedup stage's results too
         extra["dedup_against"] = [[ix.run, ix.params_sha256] for ix in against]
