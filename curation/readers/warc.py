@@ -195,6 +195,9 @@ class WarcRange:
     offset: int
     first_record: int
     count: int | None
+    end: int | None = None
+    """The byte where the next range starts (None: the end of the file); the ``count`` entries
+    end there, so a reader of a remote file fetches nothing past it."""
 
 
 def plan_warc_ranges(fileobj: BinaryIO, file_name: str, records_per_range: int) -> list[WarcRange]:
@@ -220,8 +223,8 @@ def plan_warc_ranges(fileobj: BinaryIO, file_name: str, records_per_range: int) 
                 starts.append((e.offset, e.number))
     except Exception:  # noqa: BLE001 - unseekable or unreadable: the reader reports it
         pass
-    ranges = [WarcRange(file_name, off, first, nxt - first)
-              for (off, first), (_, nxt) in zip(starts, starts[1:])]
+    ranges = [WarcRange(file_name, off, first, nxt - first, nxt_off)
+              for (off, first), (nxt_off, nxt) in zip(starts, starts[1:])]
     ranges.append(WarcRange(file_name, starts[-1][0], starts[-1][1], None))
     return ranges
 

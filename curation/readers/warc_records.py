@@ -30,6 +30,9 @@ from infra.compat import warcio as warcio_compat
 
 GZIP_MAGIC = b"\x1f\x8b\x08"
 SCAN_CHUNK = 1 << 20
+# The one-member probe reads its file's head in small pieces: over http(s) a large read would
+# fetch (and the walk then fetch again) far more of the file than its first record.
+PROBE_CHUNK = 1 << 14
 HEADER_PROBE = 64 * 1024  # decoded bytes examined to accept a resynchronisation point
 QUICK_PROBE = 4096
 MAX_CANDIDATES = 1_000_000  # magic-byte matches probed per resynchronisation before giving up
@@ -88,7 +91,7 @@ def one_gzip_member(fileobj: BinaryIO, file_name: str) -> bool:
         d = zlib.decompressobj(zlib.MAX_WBITS | 16)
         head, after, total, end = bytearray(), bytearray(), 0, None
         while not d.eof:
-            data = d.unconsumed_tail or fileobj.read(SCAN_CHUNK)
+            data = d.unconsumed_tail or fileobj.read(PROBE_CHUNK)
             if not data:
                 return False  # the first member is cut: damage, which the walk reports
             out = d.decompress(data, SCAN_CHUNK)

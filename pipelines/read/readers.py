@@ -153,6 +153,7 @@ def read_warc_range(spec: InputSpec, root: str, r, language=None, identifier=Non
     try:
         with FileSystems.open(r.path, compression_type=CompressionTypes.UNCOMPRESSED) as f:
             f.seek(r.offset)
+            _end_at(f, r.end)
             for rec in read_warc(f, r.path, spec.source, spec.extractor,
                                  first_record=r.first_record, max_records=r.count, id_path=name,
                                  language=language, identifier=identifier):
@@ -160,6 +161,14 @@ def read_warc_range(spec: InputSpec, root: str, r, language=None, identifier=Non
                 yield from _route(rec, r.path, name)
     except (Exception, RecursionError) as e:  # noqa: BLE001
         yield _fail(spec.source, f"{r.path}#{r.first_record}:after_record_{emitted}", e)
+
+
+def _end_at(f, end: int | None) -> None:
+    """Tell a remote file's stream where the range ends, so it fetches no byte past it that
+    another worker's range fetches again (local and object-store files need not know)."""
+    raw = getattr(f, "raw", f)
+    if end is not None and hasattr(raw, "end_at"):
+        raw.end_at(end)
 
 
 def _records(spec: InputSpec, fileobj, file_name: str, name: str, owned=None) -> Iterator:

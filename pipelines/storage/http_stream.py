@@ -38,6 +38,13 @@ class RangeReader(io.RawIOBase):
         self._last = FIRST_BLOCK  # bytes the last request asked for
         self._error: HttpError | None = None
         self._failed_at: int | None = None  # no byte from here on can be read (``_error``)
+        self._end: int | None = None  # read as the end of the file (``end_at``)
+
+    def end_at(self, end: int | None) -> None:
+        """Read the file as if it ended at byte ``end``: a WARC range's reader knows where its
+        range ends (where the next range's first record starts), and its walker's input buffer
+        would otherwise fetch, and wait for, bytes another worker's range reads."""
+        self._end = end
 
     def readable(self) -> bool:
         return True
@@ -88,7 +95,7 @@ class RangeReader(io.RawIOBase):
     def _fetch(self) -> bool:
         """The block starting at the position; False at the end of the file."""
         size = self._info.size
-        if size is not None and self._pos >= size:
+        if (size is not None and self._pos >= size) or (self._end is not None and self._pos >= self._end):
             return False
         if self._failed_at is not None and self._pos >= self._failed_at:
             raise self._error
@@ -98,6 +105,8 @@ class RangeReader(io.RawIOBase):
         end = self._pos + length if size is None else min(self._pos + length, size)
         if self._failed_at is not None:
             end = min(end, self._failed_at)
+        if self._end is not None:
+            end = min(end, self._end)
         try:
             data, self._info = self._client.read_range(self.url, self._pos, end, self._info)
         except HttpError as e:

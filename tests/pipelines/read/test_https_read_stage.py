@@ -159,3 +159,17 @@ def test_a_file_the_server_stops_serving_is_dead_lettered_after_its_good_records
             assert ranges[a] == len([k for k in mine if a <= k < b])
     # accounting: every record the readers produced is a document, a removal or a dead letter
     assert sum(n for _, n in got["read"]) == len(got["docs"]) + len(got["removed"]) + len(dead)
+
+
+def test_a_remote_file_is_read_once_to_plan_and_once_in_ranges(sample, local_records, tmp_path):
+    """Planning scans each WARC file once, and each range's reader fetches its own bytes, not
+    its neighbours' (its stream ends where the range ends): every byte sent twice."""
+
+    warcs = [p for c in CRAWLS.values() for p in glob.glob(str(sample / "common_crawl" / c / "*.warc.gz"))]
+    listings = [sample / "common_crawl" / f"{c}.paths.gz" for c in CRAWLS.values()]
+    size = sum(os.path.getsize(p) for p in warcs)
+    with FileServer(sample, Faults()) as srv:
+        got = read_stage(config(srv.url, listing=True, realnews=False), tmp_path)
+        sent = srv.stats.bytes_sent - sum(os.path.getsize(p) for p in listings)
+    assert got["docs"] == [d for d in local_records["docs"] if not d[0].startswith("realnews")]
+    assert 2 * size <= sent <= 2 * size * 1.01, (sent, size)  # the rest: answers without a file

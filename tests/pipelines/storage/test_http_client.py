@@ -250,6 +250,18 @@ def test_stream_reads_seeks_and_grows_its_blocks():
     assert f.read() == DATA[-4:] and f.read() == b""
 
 
+def test_a_stream_ended_early_reads_as_a_file_of_that_length():
+    """A WARC range's reader ends the stream where its range ends: no block crosses that byte,
+    so neighbouring ranges on other workers do not fetch each other's bytes."""
+    server = Server()
+    c, _ = client(server, block_bytes=1 << 20)
+    f = open_stream(c, URL, buffer_size=4096)
+    f.seek(100_000)
+    f.raw.end_at(400_000)
+    assert f.read() == DATA[100_000:400_000]
+    assert max(int(r[6:].split("-")[1]) + 1 for r in server.ranges()) == 400_000, server.ranges()
+
+
 def test_a_failed_stream_stays_failed_from_where_it_failed():
     server = Server(script=["ok", 503, 503, 503])
     c, _ = client(server, retries=2)
