@@ -8,62 +8,28 @@ but what the DoFns they unpickle import: the https filesystem and the config's h
 run over the same files on local disk: kept ids, accounting, shard bytes."""
 from __future__ import annotations
 
-import glob
-import gzip
-import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import yaml
 
-from cluster_tools import REPO, free_port, stop, wait_for_port
+from cluster_tools import free_port, stop, wait_for_port
 from http_server import Faults, FileServer
+from sample_listings import kept_ids, source_config, tree_hashes, write_listings
 
 HERE = Path(__file__).resolve().parent
-CRAWLS = {"cc_2020_50": "CC-2020-50", "cc_2021_04": "CC-2021-04"}
 
 
 def _config(root: str, tasks: str, listing: bool, http: dict | None = None) -> str:
-    cfg = yaml.safe_load((REPO / "data_manifests" / "sources" / "demo.yaml").read_text())
-    if listing:
-        cc = [{"reader": "warc", "source": s, "listing": f"common_crawl/{c}.paths.gz"}
-              for s, c in CRAWLS.items()]
-        realnews = ["realnews/realnews-00000.jsonl", "realnews/realnews-00001.jsonl"]
-    else:
-        cc = [{"reader": "warc", "source": s, "paths": [f"common_crawl/{c}/*.warc.gz"]}
-              for s, c in CRAWLS.items()]
-        realnews = ["realnews/*.jsonl"]
-    cfg.update(name="https-pool", input_root=root,
-               inputs=cc + [{"reader": "realnews", "source": "realnews", "paths": realnews}])
-    cfg["decontamination"]["tasks"] = [tasks]
-    if http:
-        cfg["http"] = http
-    return yaml.safe_dump(cfg)
-
-
-def _kept_ids(run: Path) -> list[str]:
-    files = sorted(glob.glob(str(run / "stats" / "documents" / "**" / "*.parquet"), recursive=True))
-    return sorted(r["id"] for f in files for r in pq.read_table(f, columns=["id", "outcome"]).to_pylist()
-                  if r["outcome"] == "kept")
-
-
-def _hashes(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return yaml.safe_dump(source_config(root, tasks, listing, http, name="https-pool"))
 
 
 def test_https_listings_on_an_external_worker_pool_equal_the_local_run(installed, sample, tmp_path):
     raw = tmp_path / "raw"
     for part in ("common_crawl", "realnews", "eval_tasks"):
         shutil.copytree(sample / part, raw / part)
-    for crawl in CRAWLS.values():
-        lines = sorted(os.path.relpath(p, raw)
-                       for p in glob.glob(str(raw / "common_crawl" / crawl / "*.warc.gz")))
-        (raw / "common_crawl" / f"{crawl}.paths.gz").write_bytes(
-            gzip.compress(("\n".join(lines) + "\n").encode()))
+    write_listings(raw)
     tasks = str(raw / "eval_tasks" / "*.jsonl")
     (tmp_path / "local.yaml").write_text(_config(str(raw), tasks, listing=False))
     proc = installed.run(["mtnlg", "curate", "--config", str(tmp_path / "local.yaml"), "--output",
@@ -106,5 +72,5 @@ def test_https_listings_on_an_external_worker_pool_equal_the_local_run(installed
     a, b = (json.loads((r / "run.json").read_text()) for r in (local, remote))
     assert b["runner"] == "PortableRunner" and a["accounting_ok"] and b["accounting_ok"]
     assert b["sources"] == a["sources"] and b["totals"] == a["totals"]
-    assert _kept_ids(remote) == _kept_ids(local) and _kept_ids(local)
-    assert _hashes(remote / "shards") == _hashes(local / "shards")
+    assert kept_ids(remote) == kept_ids(local) and kept_ids(local)
+    assert tree_hashes(remote / "shards") == tree_hashes(local / "shards")

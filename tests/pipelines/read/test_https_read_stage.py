@@ -6,7 +6,6 @@ dead-lettered with its status after the records read before the failure."""
 from __future__ import annotations
 
 import glob
-import gzip
 import hashlib
 import json
 import os
@@ -16,6 +15,7 @@ import apache_beam as beam
 import pytest
 
 from http_server import Faults, FileServer
+from sample_listings import CRAWLS, write_listings
 from mtnlg.sample_data.generate import write_sample_corpus
 from pipeline_fixtures import local_pipeline
 from pipelines.config.job import config_from_dict
@@ -24,7 +24,6 @@ from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED
 from pipelines.read.plan import PlanWork
 from pipelines.read.readers import READ, ReadWorkFn
 
-CRAWLS = {"cc_2020_50": "CC-2020-50", "cc_2021_04": "CC-2021-04"}
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +31,7 @@ def sample(tmp_path_factory) -> Path:
     """The sample corpus, with one path listing per crawl as Common Crawl publishes them."""
     root = tmp_path_factory.mktemp("https") / "raw"
     write_sample_corpus(str(root))
-    for crawl in CRAWLS.values():
-        lines = sorted(os.path.relpath(p, root)
-                       for p in glob.glob(str(root / "common_crawl" / crawl / "*.warc.gz")))
-        (root / "common_crawl" / f"{crawl}.paths.gz").write_bytes(gzip.compress(
-            ("\n".join(lines) + "\n").encode()))
+    write_listings(root)
     return root
 
 
