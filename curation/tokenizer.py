@@ -13,7 +13,7 @@ documents). The original GPT-2 ``vocab.json``/``merges.txt`` ship inside the pac
 
 each as a local path or a ``pkg://`` reference to a shipped tokenizer (resolved against the
 installation of the process that loads it; ``path`` keeps the reference).  Remote URLs are
-staged to a local copy by the caller (``pipelines.storage.staging.local_copy``).
+staged to a local copy by the caller (``infra.storage.staging.local_copy``).
 
 A ``TextTokenizer`` pickles as its path and reloads lazily, so Beam can ship it to workers.
 """

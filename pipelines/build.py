@@ -22,7 +22,7 @@ import apache_beam as beam
 from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED
 from pipelines.config.job import CurateConfig
 from pipelines.plumbing.sinks import Gather, WriteManifest, flatten_small
-from pipelines.storage.files import join, write_table
+from infra.storage.files import join, write_table
 from pipelines.plumbing.stats import grid_spec_of
 
 STAGES = ("read", "dedup", "decontaminate", "tokenize")

@@ -66,8 +66,8 @@ from pipelines.driver.preflight import check
 from pipelines.driver.runner import Runner, run_stages
 from pipelines.runfolder import report
 from pipelines.runfolder.commit import RunDir, RunDirError
-from pipelines.storage.files import is_remote
-from pipelines.storage.staging import StagingError
+from infra.storage.files import is_remote
+from infra.storage.staging import StagingError
 
 
 def run(argv: list[str] | None = None) -> int:

@@ -44,7 +44,7 @@ from pipelines.plumbing.outputs import REMOVED, count, with_changes
 from pipelines.plumbing.sinks import Gather, WriteSmallTable
 from pipelines.plumbing.spill import Spilled
 from pipelines.plumbing.timing import timed
-from pipelines.storage.files import join
+from infra.storage.files import join
 from pipelines.storage.task_files import task_texts
 
 STAGE = "decontamination"

@@ -15,7 +15,7 @@ left out with one warning and the job runs at Beam's own speed.
   (``inspect.getsourcelines``) to warn about ``yield`` with ``return``; each function's source
   is read once.
 
-``enable()`` applies them all; ``pipelines/storage/__init__.py`` calls it, so the driver, every
+``enable()`` applies them all; ``infra/storage/__init__.py`` calls it, so the driver, every
 Beam worker that runs the project's steps and the run-folder tools (all read and write files
 through that package) have them.
 """

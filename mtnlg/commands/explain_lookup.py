@@ -23,7 +23,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from infra.hashing import stable_hash
-from pipelines.storage.files import file_exists, join, list_files, read_bytes
+from infra.storage.files import file_exists, join, list_files, read_bytes
 from pipelines.plumbing.id_index import has_index, lookup
 
 

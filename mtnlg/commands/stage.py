@@ -92,7 +92,7 @@ def _stage_tokenizer(run_json: str, output: str) -> dict:
     import shutil
 
     from curation.tokenizer import load_tokenizer
-    from pipelines.storage.staging import is_url, local_copy
+    from infra.storage.staging import is_url, local_copy
 
     with open(run_json, encoding="utf-8") as f:
         info = json.load(f)

@@ -230,6 +230,6 @@ def id_root(spec, input_root: str | None) -> str:
 
 def apply_http_settings(inputs) -> None:
     """This process reads http(s):// with the config's ``http:`` section (``InputSpec.http``)."""
-    from pipelines.storage.http_filesystem import configure
+    from infra.storage.http_filesystem import configure
 
     configure(inputs[0].http if inputs else None)

@@ -25,7 +25,7 @@ from curation.quality import QualityConfig
 from curation.readers.warc import DEFAULT_EXTRACTOR, EXTRACTORS
 from curation.sources import SOURCE_BY_SLUG
 from pipelines.config.listings import ListingSelect
-from pipelines.storage.http_settings import HttpSettings
+from infra.storage.http_settings import HttpSettings
 from infra.config import (ConfigError, build_section, check_overrides, check_value, loader_field,
                           read_config_file, reject_unknown, settable_fields)
 
@@ -222,7 +222,7 @@ class CurateConfig:
     ``mtnlg explain`` reads a few small files instead of every stats file; costs a sort of
     small per-document entries per stage (spooled to files by the writers, no shuffle)."""
     http: HttpSettings = field(default_factory=HttpSettings)
-    """How ``http://`` and ``https://`` inputs are read (``pipelines.storage.http_settings``):
+    """How ``http://`` and ``https://`` inputs are read (``infra.storage.http_settings``):
     retries, backoff, timeout, requests in flight per host, block size, CA bundle."""
     priority: list[str] | None = None
     """Sources from highest to lowest priority for dedup keep decisions (default:
@@ -286,7 +286,7 @@ def _check_ca_bundle(path: str) -> None:
     """``http.ca_bundle`` must be there and hold PEM certificates (``ConfigError`` otherwise)."""
     import ssl
 
-    from pipelines.storage.staging import StagingError, local_copy
+    from infra.storage.staging import StagingError, local_copy
 
     try:
         ssl.create_default_context(cafile=local_copy(path))
@@ -299,7 +299,7 @@ def _check_ca_bundle(path: str) -> None:
 
 def _exists(path: str) -> bool:
     """A worker file (model, tokenizer) is there: local, ``pkg://`` or a FileSystems URL."""
-    from pipelines.storage.staging import exists
+    from infra.storage.staging import exists
 
     return exists(path)
 
@@ -359,14 +359,14 @@ def config_from_dict(data: dict[str, Any], base_dir: str = ".", input_root: str 
             spec.listing = _join(cfg.input_root, spec.listing)
             spec.base = cfg.input_root if spec.base is None else _join(cfg.input_root, spec.base)
         spec.http = cfg.http
-    from pipelines.storage.http_filesystem import configure
+    from infra.storage.http_filesystem import configure
 
     configure(cfg.http)  # the driver's own reads (listings, checks) follow the config too
     cfg.decontamination.tasks = [
         {**t, "path": _join(cfg.input_root, str(t.get("path", "")))} if isinstance(t, dict)
         else _join(cfg.input_root, t) for t in cfg.decontamination.tasks]
     # Worker files relative to the config file's folder; pkg:// references and URLs stay as
-    # given, so each worker resolves them itself (pipelines/storage/staging.py).
+    # given, so each worker resolves them itself (infra/storage/staging.py).
     cfg.tokenizer.path = _join(os.path.abspath(base_dir), cfg.tokenizer.path)
     if cfg.quality.model_path:
         cfg.quality.model_path = _join(os.path.abspath(base_dir), cfg.quality.model_path)

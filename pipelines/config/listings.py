@@ -142,7 +142,7 @@ def read_bytes(location: str) -> bytes:
     from apache_beam.io.filesystem import CompressionTypes
     from apache_beam.io.filesystems import FileSystems
 
-    import pipelines.storage  # noqa: F401 - http(s):// registered in this process
+    import infra.storage  # noqa: F401 - http(s):// registered in this process
 
     with FileSystems.open(location, compression_type=CompressionTypes.UNCOMPRESSED) as f:
         return f.read()

@@ -94,7 +94,7 @@ def use_filesystem_options(options) -> None:
     from apache_beam.io.filesystems import FileSystems
     from apache_beam.options.pipeline_options import S3Options
 
-    import pipelines.storage  # noqa: F401 - with Beam's speed patches (one S3 client, not one per file)
+    import infra.storage  # noqa: F401 - with Beam's speed patches (one S3 client, not one per file)
 
     FileSystems.set_options(options)
     s3 = options.view_as(S3Options)
@@ -120,7 +120,7 @@ def job_logging(run_dir: str, job: str, level: str = "WARNING") -> Iterator[str]
     (stderr) by this process and the worker processes it starts (Beam's SDK harnesses log to
     their stderr; fastText prints there).  The terminal keeps this job's own WARNING lines and
     Beam's ERROR lines, or everything from ``level`` when it is INFO or DEBUG."""
-    from pipelines.storage.files import is_remote, join
+    from infra.storage.files import is_remote, join
 
     final = join(run_dir, "logs", f"{job}.log")
     if is_remote(run_dir):

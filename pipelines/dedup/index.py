@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 from curation.fuzzy_config import FuzzyDedupConfig, record_parameters
 from infra.hashing import bytes_sha256
 from pipelines.plumbing.sinks import Gather
-from pipelines.storage.files import join, read_bytes, write_bytes
+from infra.storage.files import join, read_bytes, write_bytes
 
 INDEX_DIR = "dedup_index"
 PARAMS = "params.json"

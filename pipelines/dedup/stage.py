@@ -40,7 +40,7 @@ from apache_beam.pvalue import AsList, AsSingleton, TaggedOutput
 from curation.dedup_records import dedup_records
 from curation.exact_dedup import priority_map
 from curation.fuzzy_config import FuzzyDedupConfig
-from pipelines.storage.files import join
+from infra.storage.files import join
 from pipelines.dedup import tables
 from pipelines.plumbing import progress
 from pipelines.dedup.components import FileComponents, count_round, round_rows

@@ -30,7 +30,7 @@ from collections import Counter
 import apache_beam as beam
 import pyarrow as pa
 
-from pipelines.storage.files import join
+from infra.storage.files import join
 from pipelines.plumbing.sinks import WriteSmallTable
 
 GROUP_SCHEMA = pa.schema([

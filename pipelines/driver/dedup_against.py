@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from curation.fuzzy_config import FuzzyDedupConfig
 from infra.hashing import bytes_sha256
 from pipelines.dedup.index import INDEX_DIR, PARAMS, DedupIndexError, index_parameters
-from pipelines.storage.files import file_exists, join, read_bytes
+from infra.storage.files import file_exists, join, read_bytes
 
 log = logging.getLogger("mtnlg.curate")
 
@@ -78,7 +78,7 @@ def preflight(cfg, runs: list[str], output: str) -> list[OlderIndex]:
     """``curate --dedup-against`` before any work: ``check_against`` for ``cfg`` (a
     ``CurateConfig``), failures as ``ConfigError``; local paths made absolute."""
     from infra.config import ConfigError
-    from pipelines.storage.files import is_remote
+    from infra.storage.files import is_remote
 
     if not runs:
         return []

@@ -11,8 +11,8 @@ from infra.config import ConfigError
 from pipelines.config.job import CurateConfig
 from pipelines.driver import dedup_against
 from pipelines.runfolder.commit import fingerprint
-from pipelines.storage.files import is_remote
-from pipelines.storage.staging import StagingError, local_copy
+from infra.storage.files import is_remote
+from infra.storage.staging import StagingError, local_copy
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,7 @@ class Runner:
         """Delete the staging folders of the attempts a failed job left (their parts and spill
         files; a stage always runs again whole), unless their commit had begun: ``--resume``
         finishes such a commit.  Returns the bytes removed."""
-        from pipelines.storage.files import delete_tree, list_files
+        from infra.storage.files import delete_tree, list_files
 
         if self.committing:
             return 0

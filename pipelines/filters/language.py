@@ -5,7 +5,7 @@ from curation.document import Document, FilterResult
 from curation.language import LanguageConfig, keep_language, make_identifier
 from pipelines.filters.base import FilterDoFn
 from pipelines.plumbing.outputs import with_changes
-from pipelines.storage.staging import local_copy, sha256_of
+from infra.storage.staging import local_copy, sha256_of
 
 
 class LanguageFn(FilterDoFn):

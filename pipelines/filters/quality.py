@@ -18,7 +18,7 @@ from curation.document import Document, FilterResult
 from curation.quality import QualityConfig, QualityScorer, keep_quality
 from pipelines.plumbing.outputs import NAMESPACE, with_changes
 from pipelines.filters.base import FilterDoFn
-from pipelines.storage.staging import local_copy
+from infra.storage.staging import local_copy
 
 STAGE = "quality"
 

@@ -37,7 +37,7 @@ from apache_beam.transforms.window import GlobalWindows
 from curation.document import Document, Removal
 from curation.site_boilerplate import (CORPUS, EMPTIED, STAGE, LineCounts, SiteBoilerplateConfig,
                                        content_key, host_of, line_hashes, remove_lines)
-from pipelines.storage.files import join
+from infra.storage.files import join
 from pipelines.plumbing.outputs import REMOVED, count, with_changes
 from pipelines.plumbing.sinks import WriteSmallTable
 from pipelines.plumbing.spill import (Spiller, hash_partition, read_chunk, read_partition,

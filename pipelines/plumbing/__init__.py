@@ -4,4 +4,4 @@ document parts (``parts``), spill files (``spill``), per-document stats (``stats
 index (``id_index``)."""
 
 # Beam's speed-only patches come with the storage package, which every step's worker imports.
-import pipelines.storage  # noqa: E402,F401
+import infra.storage  # noqa: E402,F401

@@ -43,7 +43,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from infra.hashing import stable_hash
-from pipelines.storage.files import join, list_files, write_bytes
+from infra.storage.files import join, list_files, write_bytes
 from pipelines.plumbing.id_index_spool import ROW_GROUP, SORT, EntrySpool, sorted_table
 from pipelines.plumbing.sinks import Gather
 

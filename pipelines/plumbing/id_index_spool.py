@@ -17,7 +17,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 
 from infra.hashing import stable_hash
-from pipelines.storage.files import join
+from infra.storage.files import join
 
 ROW_GROUP = 20_000
 """Entries per Arrow batch of a spool and per row group of an index file."""

@@ -21,7 +21,7 @@ import time
 import uuid
 from collections import Counter
 
-from pipelines.storage.files import is_remote, join, write_bytes
+from infra.storage.files import is_remote, join, write_bytes
 
 PROGRESS_DIR = "_progress"
 LOCAL_SECONDS, REMOTE_SECONDS = 1.0, 15.0

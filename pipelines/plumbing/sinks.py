@@ -26,7 +26,7 @@ from apache_beam.transforms.window import GlobalWindows
 
 from curation.document import DeadLetter, Document, Removal
 from infra.hashing import stable_hash
-from pipelines.storage.files import join, json_line, write_bytes, write_table
+from infra.storage.files import join, json_line, write_bytes, write_table
 from pipelines.plumbing.id_index_spool import EntrySpool, entry
 
 DOCUMENT_SCHEMA = pa.schema([

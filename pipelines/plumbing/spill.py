@@ -34,7 +34,7 @@ from apache_beam.io.filesystem import CompressionTypes
 from apache_beam.io.filesystems import FileSystems
 from apache_beam.transforms.window import GlobalWindows
 
-from pipelines.storage.files import join
+from infra.storage.files import join
 
 _U64 = struct.Struct("<Q")
 

@@ -23,7 +23,7 @@ from curation.heuristics import SCORE_COLUMNS, score_columns
 from curation.pii import KINDS as PII_KINDS
 from curation.stats import aggregate_keys, count_words
 from pipelines.plumbing.sinks import Gather, WriteDeadLetters, WriteRemoved, WriteRowsFn, flatten_small
-from pipelines.storage.files import join, write_bytes
+from infra.storage.files import join, write_bytes
 from pipelines.plumbing.id_index import SpoolEntriesFn, WriteIdIndex
 
 ROW_SCHEMA = pa.schema([
@@ -229,7 +229,7 @@ def grid_spec_of(cfg):
 def grid_table_bytes(rows: list[dict], spec) -> bytes:
     """``stats/filter_grid.parquet``: the grid's cells with the spec in the schema metadata."""
     from curation.threshold_grid import spec_json
-    from pipelines.storage.files import parquet_bytes
+    from infra.storage.files import parquet_bytes
 
     return parquet_bytes(rows, GRID_SCHEMA.with_metadata({GRID_SPEC_KEY: spec_json(spec).encode()}))
 

@@ -33,7 +33,7 @@ from pipelines.plumbing import progress
 from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED, count
 from pipelines.plumbing.timing import timed
 from pipelines.read.plan import FileSlice
-from pipelines.storage.staging import local_copy, sha256_of
+from infra.storage.staging import local_copy, sha256_of
 
 READ = "read"
 """Tag of ``(source, records)`` per work item."""

@@ -37,7 +37,7 @@ from typing import Any, Iterable
 
 from pipelines.plumbing.progress import PROGRESS_DIR
 from pipelines.stages import STAGES
-from pipelines.storage.files import (delete_tree, join, list_files, read_bytes, rename_all,
+from infra.storage.files import (delete_tree, join, list_files, read_bytes, rename_all,
     write_bytes)
 
 CONTROL = "_curate"

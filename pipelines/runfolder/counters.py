@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Iterable
 
-from pipelines.storage.files import join, write_bytes
+from infra.storage.files import join, write_bytes
 
 
 def counters_rows(result) -> list[dict]:

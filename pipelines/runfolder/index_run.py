@@ -16,7 +16,7 @@ from collections import defaultdict
 
 import pyarrow.parquet as pq
 
-from pipelines.storage.files import join, list_files, read_bytes
+from infra.storage.files import join, list_files, read_bytes
 from pipelines.plumbing.id_index import INDEX_DIR, _write_bucket, bucket_of, buckets_for
 from pipelines.plumbing.id_index_spool import detail_json, entry
 

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import deque
 
-from pipelines.storage.files import join, list_files, read_bytes
+from infra.storage.files import join, list_files, read_bytes
 from pipelines.plumbing.progress import PROGRESS_DIR
 
 WINDOW = 30.0

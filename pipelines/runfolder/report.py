@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from apache_beam.io.filesystems import FileSystems
 
 from curation.sources import display_name
-from pipelines.storage.files import file_exists, join, read_bytes, write_bytes, write_table
+from infra.storage.files import file_exists, join, read_bytes, write_bytes, write_table
 
 FORMAT_VERSION = 3
 """2: per-document stats sharded under stats/documents/; stats/languages.parquet; _curate/.

@@ -38,7 +38,7 @@ import uuid
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipelines.storage.files import file_exists, join, list_files, read_bytes
+from infra.storage.files import file_exists, join, list_files, read_bytes
 
 log = logging.getLogger("mtnlg.takedown")
 REASON = "takedown"
@@ -154,7 +154,7 @@ def takedown(run_dir: str, request: str, by: str = "id", manifest: str | None = 
     """Do the takedown; returns the ``takedowns`` entry written to run.json."""
     from pipelines.runfolder.report import AccountingError, accounting, write_run_json
     from pipelines.tokenize.shards import SHARD_SCHEMA
-    from pipelines.storage.files import json_line, parquet_bytes
+    from infra.storage.files import json_line, parquet_bytes
     from pipelines.plumbing.stats import AGGREGATE_TABLES, GRID_FILE, grid_table_bytes
     from pipelines.runfolder.takedown_files import (Staged, TakedownError, finish_pending, read_table,
                                           rewrite_shard, rewrite_stats_rows, scrub_removed_text,

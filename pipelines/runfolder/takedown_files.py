@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from infra.hashing import bytes_sha256, file_sha256
 from pipelines.dedup.index import INDEX_DIR, INDEX_SCHEMA, PARAMS, params_bytes, read_index_part
-from pipelines.storage.files import (delete_tree, file_exists, is_remote, join, list_files,
+from infra.storage.files import (delete_tree, file_exists, is_remote, join, list_files,
     parquet_bytes, read_bytes, rename, write_bytes)
 
 JOURNAL = ("_curate", "takedown.commit.json")

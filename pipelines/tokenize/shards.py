@@ -50,7 +50,7 @@ from apache_beam.io.filesystems import FileSystems
 from pipelines.plumbing.outputs import count
 from infra.hashing import stable_hash
 from pipelines.plumbing.sinks import DOCUMENT_SCHEMA, Gather, document_row
-from pipelines.storage.files import is_remote, join, write_bytes
+from infra.storage.files import is_remote, join, write_bytes
 
 RUN_BYTES = 64 << 20
 RUN_ROW_GROUP = 256

@@ -12,7 +12,7 @@ import apache_beam as beam
 
 from curation.document import Document, Removal
 from curation.tokenizer import load_tokenizer
-from pipelines.storage.staging import local_copy
+from infra.storage.staging import local_copy
 from pipelines.plumbing.outputs import REMOVED, count, with_changes
 from pipelines.plumbing.timing import timed
 from curation.pieces import split_pieces

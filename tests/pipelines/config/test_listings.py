@@ -14,7 +14,7 @@ from pipelines.config.inputs import id_root, input_files, plan_inputs, work_patt
 from pipelines.config.job import config_from_dict
 from pipelines.config.listings import (ListingError, ListingSelect, listed_files, parse_listing,
                                        segment_of, select_lines)
-from pipelines.storage import http_filesystem
+from infra.storage import http_filesystem
 
 CRAWL = "crawl-data/CC-MAIN-2020-50"
 SEGMENTS = ["1606141163411.0", "1606141163411.1", "1606141164014.4"]

@@ -20,7 +20,7 @@ from curation.document import Decision, Document
 from curation.exact_dedup import priority_map
 from curation.fuzzy_config import FuzzyDedupConfig
 from infra.hashing import bytes_sha256
-from pipelines.storage.files import parquet_bytes
+from infra.storage.files import parquet_bytes
 from dedup_reference import DECISIONS, GROUPS, INPUTS, ExactDedup
 from pipelines.dedup.index import INDEX_SCHEMA
 from pipelines.dedup.apply import ApplyPartFn, check_applied

@@ -14,7 +14,7 @@ from http_server import Faults, FileServer
 from sample_listings import kept_ids, source_config, tree_hashes, write_listings
 from mtnlg.sample_data.generate import write_sample_corpus
 from pipelines import curate
-from pipelines.storage import http_filesystem
+from infra.storage import http_filesystem
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from sample_listings import CRAWLS, write_listings
 from mtnlg.sample_data.generate import write_sample_corpus
 from pipeline_fixtures import local_pipeline
 from pipelines.config.job import config_from_dict
-from pipelines.storage import http_filesystem
+from infra.storage import http_filesystem
 from pipelines.plumbing.outputs import DEAD_LETTER, REMOVED
 from pipelines.read.plan import PlanWork
 from pipelines.read.readers import READ, ReadWorkFn

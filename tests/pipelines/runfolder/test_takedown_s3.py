@@ -79,7 +79,7 @@ WORKER_WITHOUT_OPTIONS = """
 import sys
 from apache_beam.io.filesystems import FileSystems
 assert FileSystems._pipeline_options is None  # as an EXTERNAL worker pool starts a harness
-import pipelines.storage  # what the project's DoFns import in a worker
+import infra.storage  # what the project's DoFns import in a worker
 url = sys.argv[1]
 with FileSystems.create(url) as f:
     f.write(b"written by a worker without pipeline options")

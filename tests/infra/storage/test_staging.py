@@ -1,4 +1,4 @@
-"""pipelines.storage.staging: worker files from local paths, pkg:// references and FileSystems URLs.
+"""infra.storage.staging: worker files from local paths, pkg:// references and FileSystems URLs.
 (Remote URLs against a real S3 server: tests/cluster/test_s3.py.)"""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from apache_beam.io.filesystem import FileMetadata, MatchResult
 from apache_beam.io.localfilesystem import LocalFileSystem
 
-from pipelines.storage import staging
+from infra.storage import staging
 
 
 class DirFileSystem(LocalFileSystem):

@@ -1,7 +1,7 @@
 """How the ``http://`` and ``https://`` filesystem talks to a server: the ``http:`` section of a
 curate config (docs/config.md, "Path listings and HTTPS inputs"), one typed dataclass checked
 when the config is loaded.  Imports nothing but the standard library, so the config layer and
-the filesystem (``pipelines.storage.http_filesystem``) share it."""
+the filesystem (``infra.storage.http_filesystem``) share it."""
 from __future__ import annotations
 
 from dataclasses import dataclass

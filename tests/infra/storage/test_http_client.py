@@ -10,10 +10,10 @@ import pytest
 import urllib3
 from urllib3 import HTTPHeaderDict
 
-from pipelines.storage.http_client import (Client, FileInfo, HttpError, backoff_delay,
+from infra.storage.http_client import (Client, FileInfo, HttpError, backoff_delay,
                                            retry_after_seconds)
-from pipelines.storage.http_settings import HttpSettings
-from pipelines.storage.http_stream import FIRST_BLOCK, RangeReader, open_stream
+from infra.storage.http_settings import HttpSettings
+from infra.storage.http_stream import FIRST_BLOCK, RangeReader, open_stream
 
 URL = "https://files.test/crawl/a.warc.gz"
 DATA = bytes((i * 7 + i // 251) % 256 for i in range(700_000))

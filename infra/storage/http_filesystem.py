@@ -1,5 +1,5 @@
 """``http://`` and ``https://`` as a Beam filesystem (read-only), registered by importing this
-module (``pipelines.storage`` does, and every curate DoFn's module imports that package).
+module (``infra.storage`` does; every curate DoFn's module imports it through ``pipelines.plumbing``).
 
 Beam finds a filesystem among the loaded subclasses of ``apache_beam.io.filesystem.FileSystem``
 by their ``scheme()`` (``FileSystems.get_filesystem``), so a process must have imported the
@@ -8,7 +8,7 @@ worker processes, Dataflow, SDK containers) also import every module named by
 ``--beam_plugins`` before any work; an EXTERNAL worker pool's harnesses do not, and get it
 from the modules of the DoFns they unpickle.
 
-- ``open`` returns a seekable stream (``pipelines.storage.http_stream``): Range requests,
+- ``open`` returns a seekable stream (``infra.storage.http_stream``): Range requests,
   retries with backoff and jitter, resumption at the byte a cut connection stopped at, at most
   ``max_connections_per_host`` requests in flight per host and worker process.
 - ``match``, ``exists``, ``size``, ``metadata`` ask the server (HEAD).  There is no globbing:
@@ -16,7 +16,7 @@ from the modules of the DoFns they unpickle.
   inputs (docs/config.md); a URL that answers 404 matches nothing.
 - Writing, renaming and deleting raise ``BeamIOError``.
 
-Settings (``pipelines.storage.http_settings.HttpSettings``) are per process: ``configure``
+Settings (``infra.storage.http_settings.HttpSettings``) are per process: ``configure``
 sets them (the curate config's ``http:`` section, applied by the driver when it loads the
 config and by each read DoFn in ``setup``); until then the defaults apply.
 """
@@ -29,9 +29,9 @@ from typing import BinaryIO
 from apache_beam.io.filesystem import (BeamIOError, CompressedFile, CompressionTypes, FileMetadata,
                                        FileSystem, MatchResult)
 
-from pipelines.storage.http_client import Client, HttpError
-from pipelines.storage.http_settings import HttpSettings
-from pipelines.storage.http_stream import open_stream
+from infra.storage.http_client import Client, HttpError
+from infra.storage.http_settings import HttpSettings
+from infra.storage.http_stream import open_stream
 
 NO_GLOB = ("http(s) has no directory listing, so a pattern cannot be expanded: name the files "
            "one by one, or in a listing file (inputs[].listing, docs/config.md)")

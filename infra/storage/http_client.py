@@ -1,11 +1,11 @@
 """HTTP(S) requests that survive a throttling server: bounded Range reads with retries,
 exponential backoff with jitter, resumption at the byte a dropped connection stopped at, and
 a cap on the requests in flight to one host.  No Beam here (the filesystem around it is
-``pipelines.storage.http_filesystem``); the transport is urllib3.
+``infra.storage.http_filesystem``); the transport is urllib3.
 
 ``Client(settings).read_range(url, start, end)`` returns bytes ``[start, end)`` of the file (fewer
 only at its end) and what the server said about the file (size, ETag).  Failed tries are
-retried as ``pipelines.storage.http_retry`` decides; the bytes a cut response delivered are
+retried as ``infra.storage.http_retry`` decides; the bytes a cut response delivered are
 kept and the next try asks only for the rest, so no byte is read twice and none is skipped.
 When the retries are used up the read ends with ``HttpError`` (its ``status``: the last HTTP
 status, None for a connection failure).  A 404, 403, a certificate that does not verify, a
@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urljoin, urlsplit
 
-from pipelines.storage.http_retry import (RETRY_STATUSES, HttpError, Progress, Retryable,
+from infra.storage.http_retry import (RETRY_STATUSES, HttpError, Progress, Retryable,
                                           backoff_delay, certificate_failure, describe,
                                           retry_after_seconds, retrying, transport_errors)
-from pipelines.storage.http_settings import HttpSettings
+from infra.storage.http_settings import HttpSettings
 
 __all__ = ["Client", "FileInfo", "HttpError", "Transfers", "backoff_delay", "retry_after_seconds"]
 MAX_REDIRECTS = 5
@@ -65,7 +65,7 @@ def _urllib3_opener(settings: HttpSettings):
 
     kw = {"cert_reqs": "CERT_REQUIRED"}
     if settings.ca_bundle:
-        from pipelines.storage.staging import local_copy  # a pkg:// or s3:// bundle, staged
+        from infra.storage.staging import local_copy  # a pkg:// or s3:// bundle, staged
 
         kw["ca_certs"] = local_copy(settings.ca_bundle)
     manager = urllib3.PoolManager(num_pools=64, maxsize=settings.max_connections_per_host, **kw)
@@ -84,7 +84,7 @@ def _host_key(url: str) -> str:
 
 
 class Client:
-    """Requests of one worker process (``pipelines.storage.http_filesystem`` keeps one per
+    """Requests of one worker process (``infra.storage.http_filesystem`` keeps one per
     settings).  ``opener``, ``sleep`` and ``rand`` are replaceable for tests."""
 
     def __init__(self, settings: HttpSettings, opener=None, sleep: Callable[[float], None] = time.sleep,

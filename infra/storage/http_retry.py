@@ -1,5 +1,5 @@
 """When an HTTP(S) request is tried again, and how long to wait first: the retry policy of
-``pipelines.storage.http_client`` (pure: no network, no Beam, sleeping and chance injected).
+``infra.storage.http_client`` (pure: no network, no Beam, sleeping and chance injected).
 
 A try answered 429, 408 or any 5xx, or whose connection fails, times out or is cut before its
 body ended, is retried after a wait drawn uniformly between 0 and a cap that doubles with each
@@ -16,9 +16,9 @@ import random
 import time
 from typing import Callable
 
-from pipelines.storage.http_settings import HttpSettings
+from infra.storage.http_settings import HttpSettings
 
-log = logging.getLogger("pipelines.storage.http_client")
+log = logging.getLogger("infra.storage.http_client")
 
 RETRY_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
 """Answers worth trying again (any other 5xx too): throttling ("Slow Down") and server trouble."""

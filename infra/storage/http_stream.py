@@ -1,5 +1,5 @@
 """A remote file as a seekable binary stream: each read served from one block fetched with a
-Range request (``pipelines.storage.http_client.Client.read_range``), blocks growing while the
+Range request (``infra.storage.http_client.Client.read_range``), blocks growing while the
 reads stay sequential.
 
 After a seek (and at the start) the first block is ``FIRST_BLOCK`` bytes, so probing a
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 
-from pipelines.storage.http_client import Client, FileInfo, HttpError
+from infra.storage.http_client import Client, FileInfo, HttpError
 
 FIRST_BLOCK = 128 * 1024
 """Bytes of the first request after a seek: a few of a Common Crawl WARC's gzip members, so a
