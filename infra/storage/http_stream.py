@@ -3,7 +3,8 @@ Range request (``infra.storage.http_client.Client.read_range``), blocks growing 
 reads stay sequential.
 
 After a seek (and at the start) the first block is ``FIRST_BLOCK`` bytes, so probing a
-file's head or reading one WARC range does not fetch megabytes it will not use; each block that
+file's head does not fetch megabytes it will not use (a stream told where its range ends,
+``end_at``, fetches the range in one block instead, up to the block size); each block that
 continues the previous one is twice as large, up to ``settings.block_bytes``.  Only the current
 block is held.  A read that fails for good (``HttpError``: retries used up, 404, a changed
 file) makes every later read of a byte at or after the position it failed at raise the same
@@ -102,6 +103,10 @@ class RangeReader(io.RawIOBase):
         sequential = self._block and self._pos == self._block_start + len(self._block)
         length = min(self._last * 2, self._client.settings.block_bytes) if sequential else \
             min(FIRST_BLOCK, self._client.settings.block_bytes)
+        if self._end is not None and not sequential:
+            # A range's reader reads all of it: one request for the range (up to a block), not a
+            # doubling series, so a throttling server has fewer requests to refuse.
+            length = max(1, min(self._end - self._pos, self._client.settings.block_bytes))
         end = self._pos + length if size is None else min(self._pos + length, size)
         if self._failed_at is not None:
             end = min(end, self._failed_at)
