@@ -96,9 +96,10 @@ def load_module_at(commit: str, path: str, name: str, renames: dict[str, str] | 
     return module
 
 
-def test_helpers(folder: str) -> None:
-    """Put ``tests/<folder>`` on the import path: test tooling a benchmark shares (the dashboard
-    tests' Chromium driver, the training tests' rank spawner)."""
-    path = str(REPO / "tests" / folder)
+def test_helpers(folder: str = "") -> None:
+    """Put ``tests/<folder>`` (default: ``tests/``) on the import path: test tooling a benchmark
+    shares (the dashboard tests' Chromium driver, the training tests' rank spawner, the https
+    file server)."""
+    path = str(REPO / "tests" / folder) if folder else str(REPO / "tests")
     if path not in sys.path:
         sys.path.insert(0, path)

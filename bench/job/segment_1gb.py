@@ -28,7 +28,6 @@ server on 127.0.0.1 (TLS with a CA made here), with no faults for the byte count
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -37,18 +36,9 @@ import sys
 import time
 from collections import Counter
 
-from bench.common import REPO
+from bench.common import REPO, test_helpers
 
 ROOT = str(REPO)
-
-
-def _http_server():
-    """The tests' Range-honouring, fault-injecting file server (one copy of it, used here too)."""
-    spec = importlib.util.spec_from_file_location("http_server", os.path.join(ROOT, "tests", "http_server.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["http_server"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def build(records: int, workdir: str) -> dict:
@@ -69,9 +59,8 @@ def child(root: str, rel: str, out: str, workers: int, plan_only: bool, ca: str 
 
     from pipelines.config.job import config_from_dict
     from pipelines.driver.beam_options import pipeline_options
-    from pipelines.read.plan import PlanWork
+    from pipelines.read.plan import WARC_RECORDS_PER_RANGE, PlanWork
     from pipelines.read.readers import ReadWorkFn
-    from pipelines.read.plan import WARC_RECORDS_PER_RANGE
 
     data = {"input_root": root, "inputs": [{"reader": "warc", "source": "cc_2020_50", "paths": [rel]}],
             "decontamination": {"enabled": False}}
@@ -137,7 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", default="/tmp/bench_segment")
     ap.add_argument("--json")
     args = ap.parse_args(argv)
-    hs = _http_server()
+    test_helpers()
+    import http_server as hs  # the tests' Range-honouring, fault-injecting file server
     t0 = time.time()
     big, small = build(args.records, args.workdir), build(args.small_records, args.workdir)
     print(f"files: {big['records']} records {big['bytes'] / 1e6:,.1f} MB; {small['records']} records "

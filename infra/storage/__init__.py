@@ -1,6 +1,6 @@
 """File access for jobs and tools: a run's files through Beam's FileSystems (local, gs://,
-s3://, and http(s):// for reading), files a worker stages locally (models, tokenizer),
-evaluation-task files."""
+s3://, and http(s):// for reading), and files a worker stages locally (models,
+tokenizer). The decontamination stage's evaluation-task files are ``pipelines.storage``'s."""
 from infra.compat import beam, beam_speed
 
 # Every process that reads or writes a run's files through Beam (the driver of a job, each Beam
